@@ -1,0 +1,200 @@
+package skill
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// A Digest is the SEP-2640 digest of a file's raw bytes: "sha256:" followed by
+// 64 lowercase hexadecimal characters. Its format is checked by package verify.
+type Digest string
+
+// A Resource is one file of a skill's manifest.
+type Resource struct {
+	URI    string
+	Digest Digest
+	// Size is the declared byte length of the file. HasSize is false for
+	// entries from the older revision of the SEP, which carried no sizes.
+	Size    int64
+	HasSize bool
+}
+
+// Manifest says which form an entry's "resources" field took on the wire.
+type Manifest int
+
+const (
+	// Listed: an array of resources (the only verifiable form).
+	Listed Manifest = iota
+	// Dynamic: the string "dynamic"; the server publishes no digests.
+	Dynamic
+	// Missing: no "resources" at all (older-revision dynamic skills).
+	Missing
+)
+
+func (m Manifest) String() string {
+	switch m {
+	case Listed:
+		return "listed"
+	case Dynamic:
+		return "dynamic"
+	case Missing:
+		return "missing"
+	}
+	return fmt.Sprintf("Manifest(%d)", int(m))
+}
+
+// An Entry is a skill as skills/list or skills/get describes it.
+type Entry struct {
+	// URI is the resource URI of the skill's SKILL.md.
+	URI string
+	// Frontmatter is the entry's frontmatter in the JSON data model: nil,
+	// bool, string, json.Number, []any and map[string]any.
+	Frontmatter map[string]any
+	Manifest    Manifest
+	// Resources is the manifest when Manifest is Listed.
+	Resources []Resource
+}
+
+// Name returns the frontmatter's name, or "" when it is absent or not a string.
+func (e *Entry) Name() string {
+	s, _ := e.Frontmatter["name"].(string)
+	return s
+}
+
+// Description returns the frontmatter's description, or "".
+func (e *Entry) Description() string {
+	s, _ := e.Frontmatter["description"].(string)
+	return s
+}
+
+// Resource returns the manifest's resource with the given URI.
+func (e *Entry) Resource(uri string) (Resource, bool) {
+	for _, r := range e.Resources {
+		if r.URI == uri {
+			return r, true
+		}
+	}
+	return Resource{}, false
+}
+
+type wireResource struct {
+	URI    string `json:"uri"`
+	Digest Digest `json:"digest"`
+	Size   *int64 `json:"size,omitempty"`
+}
+
+type wireEntry struct {
+	URI         string          `json:"uri"`
+	Frontmatter map[string]any  `json:"frontmatter"`
+	Resources   json.RawMessage `json:"resources,omitempty"`
+}
+
+// MarshalJSON renders the entry in the SEP-2640 wire shape.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	w := wireEntry{URI: e.URI, Frontmatter: e.Frontmatter}
+	if w.Frontmatter == nil {
+		w.Frontmatter = map[string]any{}
+	}
+	switch e.Manifest {
+	case Dynamic:
+		w.Resources = json.RawMessage(`"dynamic"`)
+	case Listed:
+		rs := make([]wireResource, 0, len(e.Resources))
+		for _, r := range e.Resources {
+			wr := wireResource{URI: r.URI, Digest: r.Digest}
+			if r.HasSize {
+				size := r.Size
+				wr.Size = &size
+			}
+			rs = append(rs, wr)
+		}
+		b, err := json.Marshal(rs)
+		if err != nil {
+			return nil, err
+		}
+		w.Resources = b
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON decodes the wire shape. It fails only where the JSON types
+// are wrong: a uri that is not a string, a frontmatter that is not an object,
+// a "resources" value that is neither an array nor "dynamic", a size that is
+// not an integer. Every semantic check (URIs, digests, sizes, names, limits)
+// is left to package verify, so that it can name its reason.
+func (e *Entry) UnmarshalJSON(data []byte) error {
+	var w wireEntry
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&w); err != nil {
+		return fmt.Errorf("malformed entry: %w", err)
+	}
+	if w.Frontmatter == nil {
+		return fmt.Errorf("malformed entry: no frontmatter object")
+	}
+	*e = Entry{URI: w.URI, Frontmatter: w.Frontmatter}
+	res := bytes.TrimSpace(w.Resources)
+	switch {
+	case len(res) == 0 || bytes.Equal(res, []byte("null")):
+		e.Manifest = Missing
+	case res[0] == '"':
+		var s string
+		if err := json.Unmarshal(res, &s); err != nil || s != "dynamic" {
+			return fmt.Errorf(`malformed entry: resources is a string other than "dynamic"`)
+		}
+		e.Manifest = Dynamic
+	case res[0] == '[':
+		var rs []map[string]json.RawMessage
+		if err := json.Unmarshal(res, &rs); err != nil {
+			return fmt.Errorf("malformed entry: resources: %w", err)
+		}
+		e.Manifest = Listed
+		e.Resources = make([]Resource, 0, len(rs))
+		for i, raw := range rs {
+			r, err := decodeResource(raw)
+			if err != nil {
+				return fmt.Errorf("malformed entry: resources[%d]: %w", i, err)
+			}
+			e.Resources = append(e.Resources, r)
+		}
+	default:
+		return fmt.Errorf("malformed entry: resources is neither an array nor \"dynamic\"")
+	}
+	return nil
+}
+
+func decodeResource(raw map[string]json.RawMessage) (Resource, error) {
+	var r Resource
+	if err := unmarshalString(raw["uri"], &r.URI); err != nil {
+		return r, fmt.Errorf("uri: %w", err)
+	}
+	var d string
+	if err := unmarshalString(raw["digest"], &d); err != nil {
+		return r, fmt.Errorf("digest: %w", err)
+	}
+	r.Digest = Digest(d)
+	if s, ok := raw["size"]; ok && !bytes.Equal(bytes.TrimSpace(s), []byte("null")) {
+		var n json.Number
+		if err := json.Unmarshal(s, &n); err != nil {
+			return r, fmt.Errorf("size is not a number")
+		}
+		v, err := n.Int64()
+		if err != nil {
+			return r, fmt.Errorf("size %s is not an integer", n)
+		}
+		r.Size, r.HasSize = v, true
+	}
+	return r, nil
+}
+
+// unmarshalString decodes an optional JSON string; absent or null is "".
+func unmarshalString(raw json.RawMessage, s *string) error {
+	if len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	if err := json.Unmarshal(raw, s); err != nil {
+		return fmt.Errorf("not a string")
+	}
+	return nil
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The project's test command (README.md, "Set up"): vet, then every test with
+# the race detector. Tests that need FUSE mount for real when /dev/fuse is
+# usable and skip, saying why, when it is not.
+set -euo pipefail
+cd "$(dirname "$0")"
+export PATH="/usr/local/go/bin:$PATH"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+go vet ./...
+go test -race -count=1 -timeout 40m ./...
