@@ -1,0 +1,586 @@
+package config
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Kind is how skillfs reaches a server.
+type Kind string
+
+const (
+	Stdio Kind = "stdio" // a local command speaking MCP on stdin/stdout
+	HTTP  Kind = "http"  // streamable HTTP
+	SSE   Kind = "sse"   // the legacy HTTP+SSE transport
+)
+
+// A Config is the set of servers skillfs mounts.
+type Config struct {
+	Path    string   // the file it was loaded from ("" for the built-in demo)
+	Origins []Origin // sorted by Label; disabled servers left out
+}
+
+// Origin returns the origin with the given label.
+func (c *Config) Origin(label string) (Origin, bool) {
+	i := sort.Search(len(c.Origins), func(i int) bool { return c.Origins[i].Label >= label })
+	if i < len(c.Origins) && c.Origins[i].Label == label {
+		return c.Origins[i], true
+	}
+	return Origin{}, false
+}
+
+// An Origin is one configured server and the options skillfs applies to it.
+// Every string has had ${VAR} expanded.
+type Origin struct {
+	// Label is the key the user gave the server; it names the origin's
+	// directory under the mount.
+	Label string
+	Kind  Kind
+
+	// Stdio. Env holds only the variables the file sets; Cwd is absolute
+	// when the file was given by path ("" means skillfs's own directory).
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+
+	// HTTP and SSE.
+	URL     string
+	Headers map[string]string
+
+	// Strict accepts only the newest SEP-2640 shapes (resources with size,
+	// "dynamic" spelled out).
+	Strict bool
+	// AllowDynamic shows skills whose resources are "dynamic", marked
+	// unverified.
+	AllowDynamic bool
+	// Pin lists skill URIs (…/SKILL.md) confirmed with skills/get at
+	// connect, for skills the server's listing may leave out.
+	Pin    []string
+	Limits Limits
+}
+
+// ID is the origin's store identity: Label + "-" + the first 16 hex
+// characters of a sha256 over the kind and the command, args and working
+// directory (stdio) or the URL (http, sse). Env and headers are left out:
+// they hold secrets and rotate, and a rotated token is still the same
+// server. A label re-pointed at another server gets another ID, so bytes
+// stored for one server are never shown under another.
+//
+// The working directory is included because `python server.py` in two
+// directories is two servers. The URL is taken without its userinfo (a
+// credential) and fragment (never sent), with scheme and host lower-cased.
+func (o Origin) ID() string {
+	h := sha256.New()
+	field := func(s string) {
+		var n [binary.MaxVarintLen64]byte
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		h.Write([]byte(s))
+	}
+	field("skillfs origin v1")
+	field(string(o.Kind))
+	switch o.Kind {
+	case Stdio:
+		field(o.Command)
+		field(fmt.Sprint(len(o.Args)))
+		for _, a := range o.Args {
+			field(a)
+		}
+		field(o.Cwd)
+	default:
+		field(canonicalURL(o.URL))
+	}
+	return o.Label + "-" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func canonicalURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	u.User = nil
+	u.Fragment, u.RawFragment = "", ""
+	u.Scheme = strings.ToLower(u.Scheme)
+	u.Host = strings.ToLower(u.Host)
+	return u.String()
+}
+
+// DefaultPath returns $XDG_CONFIG_HOME/skillfs/config.json (~/.config when
+// XDG_CONFIG_HOME is unset or relative, as the XDG spec asks), or
+// config.yaml / config.yml beside it when only that one exists. The file
+// need not exist.
+func DefaultPath() (string, error) {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" || !filepath.IsAbs(dir) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find the config file: %w; set HOME or XDG_CONFIG_HOME, or pass --config FILE", err)
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	base := filepath.Join(dir, "skillfs")
+	json := filepath.Join(base, "config.json")
+	if _, err := os.Stat(json); err == nil {
+		return json, nil
+	}
+	for _, name := range []string{"config.yaml", "config.yml"} {
+		if _, err := os.Stat(filepath.Join(base, name)); err == nil {
+			return filepath.Join(base, name), nil
+		}
+	}
+	return json, nil
+}
+
+// Load reads and parses the config file at path, expanding ${VAR} from the
+// process environment. A missing file is an *Error wrapping fs.ErrNotExist,
+// so that the caller can fall back to the built-in demo.
+func Load(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &Error{File: path, Problem: "no such file", Fix: "create it (see `skillfs mount --help` for its shape) or pass --config FILE", Err: err}
+		}
+		return nil, &Error{File: path, Problem: fmt.Sprintf("cannot open it: %v", unwrapPath(err)), Fix: "make it readable by the user skillfs runs as", Err: err}
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		return nil, &Error{File: path, Problem: "is not a regular file", Fix: "pass the config file itself with --config FILE"}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, &Error{File: path, Problem: fmt.Sprintf("cannot read it: %v", unwrapPath(err)), Fix: "check the file and its disk", Err: err}
+	}
+	base := filepath.Dir(path)
+	if abs, err := filepath.Abs(base); err == nil {
+		base = abs
+	}
+	return parse(data, path, base, os.LookupEnv)
+}
+
+// unwrapPath drops the *PathError wrapping, whose path the message already
+// names.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Parse parses a config file's contents. path names the file in errors,
+// chooses the format by its extension (.json/.jsonc: JSON, .yaml/.yml:
+// YAML, anything else: JSON, then YAML) and anchors a relative cwd. getenv
+// looks up ${VAR}; nil means the process environment.
+func Parse(data []byte, path string, getenv func(string) (string, bool)) (*Config, error) {
+	return parse(data, path, filepath.Dir(path), getenv)
+}
+
+func parse(data []byte, path, baseDir string, getenv func(string) (string, bool)) (*Config, error) {
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
+	if path == "" {
+		baseDir = ""
+	}
+	file := displayName(path)
+	if len(data) > maxFileSize {
+		return nil, &Error{File: file, Problem: fmt.Sprintf("is larger than %d MiB", maxFileSize>>20), Fix: "pass the MCP server config file with --config FILE"}
+	}
+	root, err := parseTree(data, path)
+	if err != nil {
+		var se *syntaxError
+		if errors.As(err, &se) {
+			fix := se.fix
+			if fix == "" {
+				fix = "fix the syntax there"
+			}
+			return nil, &Error{File: file, Problem: se.Error(), Fix: fix, Err: err}
+		}
+		return nil, err
+	}
+	p := &parser{file: path, baseDir: baseDir, getenv: getenv, errs: errorList{file: file}}
+	cfg := p.config(root)
+	if err := p.errs.err(); err != nil {
+		return nil, err
+	}
+	cfg.Path = path
+	return cfg, nil
+}
+
+func parseTree(data []byte, path string) (*value, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json", ".jsonc":
+		return parseJSON(data)
+	case ".yaml", ".yml":
+		return parseYAML(data)
+	}
+	v, jerr := parseJSON(data)
+	if jerr == nil {
+		return v, nil
+	}
+	v, yerr := parseYAML(data)
+	if yerr == nil {
+		return v, nil
+	}
+	// Report the error of the format the file was evidently meant to be.
+	if t := bytes.TrimSpace(data); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		return nil, jerr
+	}
+	return nil, yerr
+}
+
+type parser struct {
+	file    string
+	baseDir string
+	getenv  func(string) (string, bool)
+	errs    errorList
+}
+
+// rawServer is one entry of mcpServers or servers, before parsing.
+type rawServer struct {
+	label string
+	path  keyPath
+	v     *value
+}
+
+func (p *parser) config(root *value) *Config {
+	cfg := &Config{}
+	if root.kind != mapValue && !root.isNull() {
+		p.errs.add("", `write an object with an "mcpServers" key, as MCP hosts use`, "the file holds %s, not an object", root.kind)
+		return cfg
+	}
+	var raws []rawServer
+	seen := map[string]keyPath{}
+	for _, top := range []string{"mcpServers", "servers"} {
+		m := root.field(top)
+		if m.isNull() {
+			continue
+		}
+		tp := keyPath("").key(top)
+		if m.kind != mapValue {
+			p.errs.add(tp, `write an object mapping each server's label to its settings, like {"acme": {"command": "acme-mcp"}}`, "is %s, not an object", m.kind)
+			continue
+		}
+		for _, label := range m.keys {
+			kp := tp.key(label)
+			if other, dup := seen[label]; dup {
+				p.errs.add(kp, "remove one of the two, or rename one", "label %q is also defined at %s", label, other)
+				continue
+			}
+			seen[label] = kp
+			raws = append(raws, rawServer{label, kp, m.fields[label]})
+		}
+	}
+	if len(raws) == 0 {
+		if len(p.errs.errs) > 0 {
+			return cfg // a server map of the wrong type was reported already
+		}
+		p.errs.add("mcpServers", "add an mcpServers entry (see `skillfs mount --help`)", "no servers in %s", displayName(p.file))
+		return cfg
+	}
+
+	byLower := map[string]string{}
+	configured := map[string]bool{}
+	for _, r := range raws {
+		configured[r.label] = true
+		o, ok := p.server(r)
+		if !ok {
+			continue
+		}
+		lower := strings.ToLower(o.Label)
+		if other, dup := byLower[lower]; dup {
+			p.errs.add(r.path, "rename one of them: labels become directory names, and on a case-insensitive filesystem (macOS) they would be one directory",
+				"label %q differs from label %q only in case", o.Label, other)
+			continue
+		}
+		byLower[lower] = o.Label
+		cfg.Origins = append(cfg.Origins, o)
+	}
+	p.options(root.field("skillfs"), cfg, configured)
+	sort.Slice(cfg.Origins, func(i, j int) bool { return cfg.Origins[i].Label < cfg.Origins[j].Label })
+	return cfg
+}
+
+// server parses one entry; ok is false for a disabled or invalid one.
+func (p *parser) server(r rawServer) (o Origin, ok bool) {
+	v := r.v
+	if v.kind != mapValue {
+		p.errs.add(r.path, `write an object such as {"command": "acme-mcp"} or {"url": "https://…"}`, "is %s, not an object", v.kind)
+		return o, false
+	}
+	nerr := len(p.errs.errs)
+	// "disabled": true is Claude Code's and Cline's; "enabled": false is
+	// opencode's. Either skips the server without checking the rest, which
+	// may well name variables that are not set.
+	if b, set := p.boolean(v, r.path, "disabled"); set && b {
+		return o, false
+	}
+	if b, set := p.boolean(v, r.path, "enabled"); set && !b {
+		return o, false
+	}
+	if err := ValidLabel(r.label); err != nil {
+		le := err.(*LabelError)
+		p.errs.add(r.path, le.Fix(), "label %q %s", r.label, le.Problem)
+	}
+	o = Origin{Label: r.label, Limits: DefaultLimits()}
+
+	var urlKey string
+	for _, k := range []string{"url", "serverUrl", "httpUrl"} {
+		if !v.field(k).isNull() {
+			if urlKey != "" {
+				p.errs.add(r.path.key(k), fmt.Sprintf("keep only %q", urlKey), "both %q and %q are given", urlKey, k)
+				continue
+			}
+			urlKey = k
+		}
+	}
+	hasCommand := !v.field("command").isNull()
+	hasURL := urlKey != ""
+
+	typ, _ := p.str(v, r.path, "type")
+	switch strings.ToLower(typ) {
+	case "":
+		switch {
+		case hasCommand && hasURL:
+			p.errs.add(r.path, `keep "command" for a local (stdio) server or "url" for a remote one, not both`, "has both command and %s", urlKey)
+		case hasCommand:
+			o.Kind = Stdio
+		case hasURL:
+			o.Kind = HTTP
+		default:
+			p.errs.add(r.path, `add "command" (a local server started by skillfs) or "url" (a remote server)`, "has neither command nor url")
+		}
+	case "stdio":
+		o.Kind = Stdio
+	case "http", "streamable-http", "streamablehttp":
+		o.Kind = HTTP
+	case "sse":
+		o.Kind = SSE
+	default:
+		p.errs.add(r.path.key("type"), `use "stdio", "http" (also "streamable-http") or "sse", or leave type out`, "unknown server type %q", typ)
+	}
+	switch o.Kind {
+	case Stdio:
+		if hasURL {
+			p.errs.add(r.path.key(urlKey), `remove it, or set "type" to "http" or "sse" and remove "command"`, "a stdio server has no url")
+		}
+		if !hasCommand {
+			p.errs.add(r.path, `add "command": the program that runs the server`, "a stdio server needs a command")
+		}
+		p.stdio(v, r.path, &o)
+	case HTTP, SSE:
+		if hasCommand {
+			p.errs.add(r.path.key("command"), fmt.Sprintf(`remove it, or remove "type": %q and %q`, typ, urlKey), "type %s takes no command", o.Kind)
+		}
+		if !hasURL {
+			p.errs.add(r.path, `add "url": the server's http(s) endpoint`, "type %s needs a url", o.Kind)
+		} else {
+			p.remote(v, r.path, urlKey, &o)
+		}
+	}
+	return o, len(p.errs.errs) == nerr
+}
+
+func (p *parser) stdio(v *value, path keyPath, o *Origin) {
+	if cmd, ok := p.expanded(v, path, "command"); ok {
+		switch {
+		case cmd == "":
+			p.errs.add(path.key("command"), "name the program that runs the server", "is empty")
+		case strings.ContainsRune(cmd, 0):
+			p.errs.add(path.key("command"), "remove the NUL character", "contains a NUL character")
+		}
+		o.Command = cmd
+	}
+	if args := v.field("args"); !args.isNull() {
+		ap := path.key("args")
+		if args.kind != listValue {
+			p.errs.add(ap, `write a list of strings, like ["-y", "acme-mcp"]`, "is %s, not a list", args.kind)
+		} else {
+			o.Args = make([]string, 0, len(args.list))
+			for i, a := range args.list {
+				s, ok := p.expandScalar(a, ap.index(i))
+				if ok && strings.ContainsRune(s, 0) {
+					p.errs.add(ap.index(i), "remove the NUL character", "contains a NUL character")
+				}
+				o.Args = append(o.Args, s)
+			}
+		}
+	}
+	o.Env = p.stringMap(v, path, "env", func(k string) string {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return "is not a valid environment variable name (empty, or holds '=' or NUL)"
+		}
+		return ""
+	}, "\x00")
+	if cwd, ok := p.expanded(v, path, "cwd"); ok && cwd != "" {
+		cwd, problem := p.resolveCwd(cwd)
+		if problem != "" {
+			p.errs.add(path.key("cwd"), "give an absolute directory, or one relative to the config file", "%s", problem)
+		}
+		o.Cwd = cwd
+	}
+}
+
+// resolveCwd expands a leading ~ and anchors a relative directory at the
+// config file's directory, which is what the file's author can see.
+func (p *parser) resolveCwd(cwd string) (string, string) {
+	if strings.ContainsRune(cwd, 0) {
+		return "", "contains a NUL character"
+	}
+	if cwd == "~" || strings.HasPrefix(cwd, "~/") {
+		home, ok := p.getenv("HOME")
+		if !ok || home == "" {
+			return "", fmt.Sprintf("%q starts with ~ but HOME is not set", cwd)
+		}
+		cwd = filepath.Join(home, cwd[1:])
+	}
+	if !filepath.IsAbs(cwd) && p.baseDir != "" {
+		cwd = filepath.Join(p.baseDir, cwd)
+	}
+	return filepath.Clean(cwd), ""
+}
+
+func (p *parser) remote(v *value, path keyPath, urlKey string, o *Origin) {
+	kp := path.key(urlKey)
+	raw, ok := p.expanded(v, path, urlKey)
+	if !ok {
+		return
+	}
+	// The problem names the scheme or host, never the whole expanded URL,
+	// which may carry a token.
+	u, err := url.Parse(raw)
+	switch {
+	case strings.ContainsAny(raw, " \t\r\n\x00"):
+		p.errs.add(kp, "remove the whitespace, or percent-encode it", "contains whitespace or control characters")
+	case err != nil:
+		p.errs.add(kp, `write an absolute URL such as "https://mcp.example.com/mcp"`, "is not a URL: %v", err.(*url.Error).Err)
+	case !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https"):
+		p.errs.add(kp, `write an http:// or https:// URL; for a local program use "command"`, "scheme %q is not http or https", u.Scheme)
+	case u.Host == "" || u.Hostname() == "":
+		p.errs.add(kp, `write an absolute URL such as "https://mcp.example.com/mcp"`, "has no host")
+	}
+	o.URL = raw
+	o.Headers = p.stringMap(v, path, "headers", func(k string) string {
+		if !validHeaderName(k) {
+			return "is not a valid HTTP header name"
+		}
+		return ""
+	}, "\r\n\x00")
+}
+
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(alnum(rune(c)) || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// stringMap reads an object of scalars (env, headers), expanding values.
+// Errors name the key but never print a value: these hold secrets.
+func (p *parser) stringMap(v *value, path keyPath, key string, badKey func(string) string, badValueChars string) map[string]string {
+	m := v.field(key)
+	if m.isNull() {
+		return nil
+	}
+	mp := path.key(key)
+	if m.kind != mapValue {
+		p.errs.add(mp, `write an object of names to strings, like {"NAME": "value"}`, "is %s, not an object", m.kind)
+		return nil
+	}
+	out := make(map[string]string, len(m.keys))
+	for _, k := range m.keys {
+		kp := mp.key(k)
+		if problem := badKey(k); problem != "" {
+			p.errs.add(kp, "rename it", "%q %s", k, problem)
+			continue
+		}
+		s, ok := p.expandScalar(m.fields[k], kp)
+		if !ok {
+			continue
+		}
+		if strings.ContainsAny(s, badValueChars) {
+			p.errs.add(kp, "remove line breaks and NUL characters from the value", "the value holds a line break or NUL character")
+			continue
+		}
+		out[k] = s
+	}
+	return out
+}
+
+// str reads an optional string key; set is false when absent or null.
+func (p *parser) str(v *value, path keyPath, key string) (s string, set bool) {
+	f := v.field(key)
+	if f.isNull() {
+		return "", false
+	}
+	if f.kind != stringValue {
+		p.errs.add(path.key(key), "write a string in quotes", "is %s, not a string", f.kind)
+		return "", false
+	}
+	return f.text, true
+}
+
+// expanded reads an optional string key and expands ${VAR} in it.
+func (p *parser) expanded(v *value, path keyPath, key string) (string, bool) {
+	s, set := p.str(v, path, key)
+	if !set {
+		return "", false
+	}
+	out, err := expand(s, p.getenv)
+	if err != nil {
+		ee := err.(*expandError)
+		p.errs.add(path.key(key), ee.fix, "%s", ee.problem)
+		return "", false
+	}
+	return out, true
+}
+
+// expandScalar reads a list item or map value. Numbers and booleans are
+// taken as written: `args: [--port, 8080]` and `DEBUG: true` in YAML mean
+// the strings, and no host would pass anything else to a process.
+func (p *parser) expandScalar(v *value, path keyPath) (string, bool) {
+	switch v.kind {
+	case stringValue:
+		out, err := expand(v.text, p.getenv)
+		if err != nil {
+			ee := err.(*expandError)
+			p.errs.add(path, ee.fix, "%s", ee.problem)
+			return "", false
+		}
+		return out, true
+	case numberValue, boolValue:
+		return v.text, true
+	}
+	p.errs.add(path, "write a string in quotes", "is %s, not a string", v.kind)
+	return "", false
+}
+
+// boolean reads an optional boolean key; set is false when absent or null.
+func (p *parser) boolean(v *value, path keyPath, key string) (b, set bool) {
+	f := v.field(key)
+	if f.isNull() {
+		return false, false
+	}
+	if f.kind != boolValue {
+		p.errs.add(path.key(key), "write true or false, without quotes", "is %s, not true or false", f.kind)
+		return false, false
+	}
+	return f.text == "true", true
+}

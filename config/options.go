@@ -1,0 +1,201 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// The skillfs section. Unknown keys here are errors, unlike in a server
+// entry: a misspelt limit would otherwise silently leave the default, and a
+// misspelt "strict" silently weaken the checks.
+
+var (
+	sectionKeys  = []string{"defaults", "servers"}
+	defaultsKeys = []string{"strict", "allow_dynamic", "limits"}
+	serverKeys   = []string{"strict", "allow_dynamic", "pin", "limits"}
+)
+
+// originOptions is one level of options; nil means not set at this level.
+type originOptions struct {
+	strict, allowDynamic *bool
+	pin                  []string
+	limits               []func(*Limits)
+}
+
+func (p *parser) options(section *value, cfg *Config, configured map[string]bool) {
+	if section.isNull() {
+		return
+	}
+	sp := keyPath("skillfs")
+	if section.kind != mapValue {
+		p.errs.add(sp, "write an object with defaults and servers keys (see `skillfs mount --help`)", "is %s, not an object", section.kind)
+		return
+	}
+	for _, k := range section.keys {
+		if !contains(sectionKeys, k) {
+			fix := unknownKeyFix(k, sectionKeys)
+			switch {
+			case k == "pin":
+				fix = "move it under skillfs.servers.LABEL: pins name one server's skills"
+			case contains(serverKeys, k):
+				fix = "move it under skillfs.defaults (every server) or skillfs.servers.LABEL (one server)"
+			}
+			p.errs.add(sp.key(k), fix, "unknown key %q", k)
+		}
+	}
+	defaults := p.level(section.field("defaults"), sp.key("defaults"), defaultsKeys)
+
+	perServer := map[string]originOptions{}
+	if servers := section.field("servers"); !servers.isNull() {
+		ssp := sp.key("servers")
+		if servers.kind != mapValue {
+			p.errs.add(ssp, "write an object mapping server labels to their options", "is %s, not an object", servers.kind)
+		} else {
+			for _, label := range servers.keys {
+				lp := ssp.key(label)
+				if !configured[label] {
+					p.errs.add(lp, labelsFix(label, configured), "there is no server %q in mcpServers or servers", label)
+					continue
+				}
+				perServer[label] = p.level(servers.fields[label], lp, serverKeys)
+			}
+		}
+	}
+
+	for i := range cfg.Origins {
+		o := &cfg.Origins[i]
+		for _, lv := range []originOptions{defaults, perServer[o.Label]} {
+			if lv.strict != nil {
+				o.Strict = *lv.strict
+			}
+			if lv.allowDynamic != nil {
+				o.AllowDynamic = *lv.allowDynamic
+			}
+			if lv.pin != nil {
+				o.Pin = append([]string(nil), lv.pin...)
+			}
+			// Limits apply key by key, so a server's {budget: 64MiB}
+			// keeps the defaults' call_timeout.
+			for _, set := range lv.limits {
+				set(&o.Limits)
+			}
+		}
+	}
+}
+
+// level reads defaults or one server's options.
+func (p *parser) level(v *value, path keyPath, known []string) originOptions {
+	var o originOptions
+	if v.isNull() {
+		return o
+	}
+	if v.kind != mapValue {
+		p.errs.add(path, "write an object such as {strict: true, limits: {budget: 64MiB}}", "is %s, not an object", v.kind)
+		return o
+	}
+	for _, k := range v.keys {
+		kp := path.key(k)
+		if !contains(known, k) {
+			fix := unknownKeyFix(k, known)
+			if k == "pin" {
+				fix = "pins name one server's skills: move it under skillfs.servers.LABEL"
+			}
+			p.errs.add(kp, fix, "unknown key %q", k)
+			continue
+		}
+		switch k {
+		case "strict":
+			if b, set := p.boolean(v, path, k); set {
+				o.strict = &b
+			}
+		case "allow_dynamic":
+			if b, set := p.boolean(v, path, k); set {
+				o.allowDynamic = &b
+			}
+		case "pin":
+			o.pin = p.pins(v.fields[k], kp)
+		case "limits":
+			o.limits = parseLimits(v.fields[k], kp, &p.errs)
+		}
+	}
+	return o
+}
+
+// pins reads a list of skill URIs. Only the shape is checked here: a URI
+// with a scheme that names a SKILL.md. Package verify checks the rest when
+// skills/get answers.
+func (p *parser) pins(v *value, path keyPath) []string {
+	if v.isNull() {
+		return nil
+	}
+	if v.kind != listValue {
+		p.errs.add(path, `write a list of skill URIs, like ["skill://billing/refunds/SKILL.md"]`, "is %s, not a list", v.kind)
+		return nil
+	}
+	out := []string{}
+	seen := map[string]bool{}
+	for i, e := range v.list {
+		ip := path.index(i)
+		if e.kind != stringValue {
+			p.errs.add(ip, "write the skill's URI as a string", "is %s, not a string", e.kind)
+			continue
+		}
+		if problem := pinProblem(e.text); problem != "" {
+			p.errs.add(ip, `write the URI of the skill's SKILL.md, like "skill://billing/refunds/SKILL.md"`, "%q %s", e.text, problem)
+			continue
+		}
+		if !seen[e.text] {
+			seen[e.text] = true
+			out = append(out, e.text)
+		}
+	}
+	return out
+}
+
+func pinProblem(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" {
+		return "is not a URI with a scheme"
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "file", "http", "https", "data":
+		return fmt.Sprintf("has scheme %q, which skillfs never reads skills from", u.Scheme)
+	}
+	skillPath, ok := strings.CutSuffix(s[len(u.Scheme)+1:], "/SKILL.md")
+	if !ok || strings.Trim(skillPath, "/") == "" {
+		return "does not name a skill's SKILL.md"
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// unknownKeyFix suggests the closest known key, or lists them all.
+func unknownKeyFix(key string, known []string) string {
+	if s := suggest(key, known); s != "" {
+		return fmt.Sprintf("did you mean %q?", s)
+	}
+	return "known keys: " + strings.Join(known, ", ")
+}
+
+// labelsFix names the servers a skillfs.servers key could have meant.
+func labelsFix(label string, configured map[string]bool) string {
+	labels := make([]string, 0, len(configured))
+	for l := range configured {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	if s := suggest(label, labels); s != "" {
+		return fmt.Sprintf("did you mean %q? (servers: %s)", s, strings.Join(labels, ", "))
+	}
+	return "use one of the configured labels: " + strings.Join(labels, ", ")
+}
