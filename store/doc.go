@@ -1,0 +1,60 @@
+// Package store keeps the bytes skillfs has verified, so that a file is
+// fetched from its server once and a restart with the server down still
+// shows — and serves — what was verified before.
+//
+// # Layout
+//
+//	<root>/                              0700, default $XDG_CACHE_HOME/skillfs
+//	  <origin-id>/                       0700, one per origin identity
+//	    catalog.json                     0600, the origin's last held catalog
+//	    objects/<hex[:2]>/<hex>          0400, a file's bytes, named by its sha256
+//	    .tmp-<random>                    a write in progress (or left by a crash)
+//
+// The origin id (label plus a fingerprint of the command or URL, computed by
+// package config) keeps a label re-pointed at another server from reusing
+// the old server's bytes. The store takes it as an opaque path segment and
+// checks only that it is one (CheckID). Objects are content-addressed and
+// never modified in place: a file is written under a temporary name and
+// renamed. catalog.json is replaced the same way, durably (fsync of the
+// file and the directory); objects are not fsynced, because a torn object
+// fails its re-hash and is fetched again.
+//
+// # Trust
+//
+// The agent reading the mount usually runs as the same user as skillfs, so
+// its tools can write here despite the modes. SEP-2640 then requires that
+// every file served from a disk cache be re-hashed on access. So:
+//
+//   - Every load of an object from disk reads the whole file (at most
+//     Options.MaxFileSize), hashes it and compares it with the digest the
+//     caller holds before returning a byte. The caller's digest comes from
+//     the entry it holds, never from the store.
+//   - A file that fails — wrong hash, wrong size, a symlink, a FIFO or any
+//     non-regular file, unreadable — is removed, logged at Warn with origin,
+//     digest, path and reason, and reported as ErrNotFound: the caller
+//     fetches afresh, exactly as after a mismatch on a fresh read.
+//   - Verified bytes are kept in a memory cache shared by all origins (LRU,
+//     bounded by Options.MemoryLimit). Memory hits are not re-hashed: the
+//     agent cannot write into this process. Bytes returned by Get are
+//     shared and must not be modified; the fs layer serves reads by slicing.
+//   - Symlinks are never followed: paths are resolved through os.Root
+//     handles (nothing resolves outside an origin's directory), and every
+//     file and directory the store uses is Lstat-checked, the opened file
+//     compared with what Lstat saw. Something planted in place of a store
+//     directory or file is removed.
+//   - The root itself must be a real directory owned by the user running
+//     skillfs and not writable by group or others (Open refuses otherwise).
+//
+// What this does not cover: catalog.json is only bounded and type-checked,
+// not authenticated. An agent that rewrites it, while the server is down,
+// changes which digests the next start believes; objects it plants under
+// those digests then pass re-hashing. Re-hashing guards bytes against a held
+// entry; it cannot guard the entry. Keeping the mount's consumers from
+// writing the store's directory (a separate user, a sandbox) is the remedy.
+//
+// # Concurrency
+//
+// A Store and its Origins are safe for concurrent use. Two skillfs processes
+// may share a root: temporary files are flock-ed by their writer, so the
+// cleanup each Origin call runs removes only those whose writer died.
+package store

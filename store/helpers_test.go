@@ -1,0 +1,178 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/skillfs/skillfs/skill"
+)
+
+// logRecord is one captured log line, attributes flattened to strings.
+type logRecord struct {
+	Level slog.Level
+	Msg   string
+	Attrs map[string]string
+}
+
+// recorder is a slog.Handler that keeps every record. Tests take the
+// warnings they expect; any Warn or Error left untaken fails the test, so
+// silent trouble in the store does not pass unnoticed.
+type recorder struct {
+	mu      sync.Mutex
+	records []logRecord
+}
+
+func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *recorder) WithGroup(string) slog.Handler            { return r }
+func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
+	lr := logRecord{Level: rec.Level, Msg: rec.Message, Attrs: map[string]string{}}
+	rec.Attrs(func(a slog.Attr) bool {
+		lr.Attrs[a.Key] = a.Value.String()
+		return true
+	})
+	r.mu.Lock()
+	r.records = append(r.records, lr)
+	r.mu.Unlock()
+	return nil
+}
+
+// takeWarnings removes and returns the Warn-or-worse records so far.
+func (r *recorder) takeWarnings() []logRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var warns, rest []logRecord
+	for _, lr := range r.records {
+		if lr.Level >= slog.LevelWarn {
+			warns = append(warns, lr)
+		} else {
+			rest = append(rest, lr)
+		}
+	}
+	r.records = rest
+	return warns
+}
+
+func (r *recorder) infos() []logRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []logRecord
+	for _, lr := range r.records {
+		if lr.Level == slog.LevelInfo {
+			out = append(out, lr)
+		}
+	}
+	return out
+}
+
+func newRecorder(t *testing.T) *recorder {
+	r := &recorder{}
+	t.Cleanup(func() {
+		for _, w := range r.takeWarnings() {
+			t.Errorf("unexpected %v log: %s %v", w.Level, w.Msg, w.Attrs)
+		}
+	})
+	return r
+}
+
+// openStore opens a store at a fresh root with a recording logger.
+func openStore(t *testing.T, opts Options) (*Store, *recorder) {
+	t.Helper()
+	return openStoreAt(t, filepath.Join(t.TempDir(), "store"), opts)
+}
+
+func openStoreAt(t *testing.T, root string, opts Options) (*Store, *recorder) {
+	t.Helper()
+	rec := newRecorder(t)
+	opts.Logger = slog.New(rec)
+	s, err := Open(root, opts)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", root, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, rec
+}
+
+func mustOrigin(t *testing.T, s *Store, id string) *Origin {
+	t.Helper()
+	o, err := s.Origin(id)
+	if err != nil {
+		t.Fatalf("Origin(%q): %v", id, err)
+	}
+	return o
+}
+
+func digestOf(b []byte) skill.Digest {
+	return skill.Digest(fmt.Sprintf("sha256:%x", sha256.Sum256(b)))
+}
+
+// content returns n distinct-per-i bytes.
+func content(i, n int) []byte {
+	s := strings.Repeat(fmt.Sprintf("file %d;", i), n/6+1)
+	return []byte(s[:n])
+}
+
+func mustPut(t *testing.T, o *Origin, b []byte) skill.Digest {
+	t.Helper()
+	d := digestOf(b)
+	if err := o.Put(d, b); err != nil {
+		t.Fatalf("Put(%s): %v", d, err)
+	}
+	return d
+}
+
+// objectPath is the on-disk path of d in o, computed independently of the
+// package's own helper so that a wrong layout fails the tests.
+func objectPath(o *Origin, d skill.Digest) string {
+	h := strings.TrimPrefix(string(d), "sha256:")
+	return filepath.Join(o.Dir(), "objects", h[:2], h)
+}
+
+func perm(t *testing.T, path string) os.FileMode {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatalf("lstat: %v", err)
+	}
+	return fi.Mode()
+}
+
+// tempFiles lists the ".tmp-" files in an origin directory.
+func tempFiles(t *testing.T, o *Origin) []string {
+	t.Helper()
+	ents, err := os.ReadDir(o.Dir())
+	if err != nil {
+		t.Fatalf("read %s: %v", o.Dir(), err)
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".tmp-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// wantOneDiscard checks that exactly one Warn was logged, naming the origin,
+// digest and path.
+func wantOneDiscard(t *testing.T, rec *recorder, o *Origin, d skill.Digest, path string) {
+	t.Helper()
+	ws := rec.takeWarnings()
+	if len(ws) != 1 {
+		t.Fatalf("got %d warnings, want 1: %v", len(ws), ws)
+	}
+	w := ws[0]
+	if w.Attrs["origin"] != o.ID() || w.Attrs["path"] != path || w.Attrs["err"] == "" {
+		t.Errorf("warning attrs = %v, want origin %q, path %q and a reason", w.Attrs, o.ID(), path)
+	}
+	if d != "" && w.Attrs["digest"] != string(d) {
+		t.Errorf("warning digest = %q, want %q", w.Attrs["digest"], d)
+	}
+}
