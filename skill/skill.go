@@ -176,7 +176,9 @@ func decodeResource(raw map[string]json.RawMessage) (Resource, error) {
 	r.Digest = Digest(d)
 	if s, ok := raw["size"]; ok && !bytes.Equal(bytes.TrimSpace(s), []byte("null")) {
 		var n json.Number
-		if err := json.Unmarshal(s, &n); err != nil {
+		s = bytes.TrimSpace(s)
+		// json.Number also accepts a quoted number; the wire type is a number.
+		if len(s) == 0 || s[0] == '"' || json.Unmarshal(s, &n) != nil {
 			return r, fmt.Errorf("size is not a number")
 		}
 		v, err := n.Int64()

@@ -1,0 +1,270 @@
+package verify
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/skillfs/skillfs/skill"
+)
+
+// SEP-2640 per-skill limits, the defaults of EntryOptions.
+const (
+	DefaultMaxResources = 512
+	DefaultMaxTotalSize = 16 << 20 // 16 MiB, summed over declared sizes
+	DefaultMaxFileSize  = 16 << 20 // one file's declared size
+)
+
+// MaxNameLength is the Agent Skills limit on frontmatter.name.
+const MaxNameLength = 64
+
+// EntryOptions tune CheckEntry. The zero value is lenient with SEP limits.
+type EntryOptions struct {
+	// Strict accepts only the newest revision's shapes: every resource
+	// carries size, and resources is present (an array or "dynamic").
+	Strict bool
+	// MaxResources bounds len(resources); 0 (or less) means 512.
+	MaxResources int
+	// MaxTotalSize bounds the sum of declared sizes; 0 (or less) means 16 MiB.
+	MaxTotalSize int64
+	// MaxFileSize bounds one declared size; 0 (or less) means 16 MiB.
+	MaxFileSize int64
+}
+
+func (o EntryOptions) withDefaults() EntryOptions {
+	if o.MaxResources <= 0 {
+		o.MaxResources = DefaultMaxResources
+	}
+	if o.MaxTotalSize <= 0 {
+		o.MaxTotalSize = DefaultMaxTotalSize
+	}
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = DefaultMaxFileSize
+	}
+	return o
+}
+
+// Skill is an entry that passed CheckEntry.
+type Skill struct {
+	Entry skill.Entry // as received
+	URI   URI         // the SKILL.md
+	Dir   URI         // the skill directory (URI minus the last segment)
+	// Dynamic is true when the entry publishes no manifest: "dynamic", or
+	// no resources at all in lenient mode. Its files cannot be verified.
+	Dynamic bool
+	Files   []File // one per resource, in manifest order; empty when Dynamic
+	Flags   []Flag // from the entry's frontmatter, sorted
+}
+
+// File is one resource of a checked skill.
+type File struct {
+	Resource skill.Resource
+	URI      URI
+}
+
+// DecodeEntry decodes one skills/list or skills/get entry and checks it.
+// JSON whose types are wrong is Malformed.
+func DecodeEntry(raw []byte, opts EntryOptions) (*Skill, error) {
+	var e skill.Entry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return nil, newError(Malformed, "entry", "%s", sanitize(err.Error()))
+	}
+	return CheckEntry(e, opts)
+}
+
+// CheckEntry applies every check SEP-2640 allows from the entry alone,
+// before a byte of the skill is fetched, and returns the first failure.
+func CheckEntry(e skill.Entry, opts EntryOptions) (*Skill, error) {
+	opts = opts.withDefaults()
+	u, err := ParseURI(e.URI)
+	if err != nil {
+		return nil, err
+	}
+	if len(u.Segments) == 0 || u.Name() != "SKILL.md" {
+		return nil, newError(NotSkillMD, e.URI, "an entry's uri must end in /SKILL.md")
+	}
+	dir, _ := u.Parent()
+	s := &Skill{Entry: e, URI: u, Dir: dir, Flags: FrontmatterFlags(e.Frontmatter)}
+
+	nameVal, ok := e.Frontmatter["name"]
+	name, isString := nameVal.(string)
+	switch {
+	case !ok:
+		return nil, newError(BadName, e.URI, "frontmatter has no name")
+	case !isString:
+		return nil, newError(BadName, e.URI, "frontmatter.name is not a string")
+	}
+	if err := ValidName(name); err != nil {
+		return nil, newError(BadName, e.URI, "frontmatter.name %s", err.(*Error).Detail)
+	}
+	if dir.Name() != name {
+		return nil, newError(NameMismatch, e.URI, "the skill directory is %s but frontmatter.name is %s", quote(dir.Name()), quote(name))
+	}
+	desc, isString := e.Frontmatter["description"].(string)
+	if !isString || strings.TrimSpace(desc) == "" {
+		return nil, newError(MissingDescription, e.URI, "frontmatter.description must be a non-blank string")
+	}
+
+	switch e.Manifest {
+	case skill.Dynamic:
+		s.Dynamic = true
+		return s, nil
+	case skill.Missing:
+		if opts.Strict {
+			return nil, newError(MissingResources, e.URI, "the entry has no resources (neither an array nor \"dynamic\")")
+		}
+		s.Dynamic = true
+		return s, nil
+	case skill.Listed:
+	default:
+		return nil, newError(Malformed, e.URI, "unknown manifest form %v", e.Manifest)
+	}
+
+	if n := len(e.Resources); n > opts.MaxResources {
+		return nil, newError(OverLimit, e.URI, "%d resources, at most %d", n, opts.MaxResources)
+	}
+	self := u.String()
+	var (
+		total   int64
+		seen    = make(map[string]bool, len(e.Resources))
+		folds   = newFoldSet()
+		selfHit bool
+	)
+	s.Files = make([]File, 0, len(e.Resources))
+	for _, r := range e.Resources {
+		ru, err := ParseURI(r.URI)
+		if err != nil {
+			return nil, err
+		}
+		if !ru.Within(dir) {
+			return nil, newError(OutsideSkill, r.URI, "not inside the skill directory %s", dir.String())
+		}
+		if err := CheckDigestFormat(r.Digest); err != nil {
+			return nil, WithSubject(err, r.URI)
+		}
+		switch {
+		case !r.HasSize && opts.Strict:
+			return nil, newError(MissingSize, r.URI, "no size (required by the newest revision)")
+		case r.HasSize && r.Size < 0:
+			return nil, newError(BadSize, r.URI, "size %d is negative", r.Size)
+		case r.HasSize && r.Size > opts.MaxFileSize:
+			return nil, newError(OverLimit, r.URI, "declared size %d is more than the per-file cap %d", r.Size, opts.MaxFileSize)
+		case r.HasSize && r.Size > opts.MaxTotalSize-total:
+			return nil, newError(OverLimit, e.URI, "declared sizes add up to more than %d bytes", opts.MaxTotalSize)
+		}
+		total += r.Size
+		canon := ru.String()
+		if seen[canon] {
+			return nil, newError(DuplicateResource, r.URI, "listed twice (as %s)", canon)
+		}
+		seen[canon] = true
+		selfHit = selfHit || canon == self
+		if err := folds.add(ru.Segments[len(dir.Segments):], r.URI); err != nil {
+			return nil, err
+		}
+		s.Files = append(s.Files, File{Resource: r, URI: ru})
+	}
+	if !selfHit {
+		return nil, newError(MissingSkillMD, e.URI, "resources does not list the entry's own SKILL.md")
+	}
+	return s, nil
+}
+
+// foldSet detects resources that would be one path on a case-insensitive or
+// normalising filesystem, and files that are also directories.
+type foldSet struct {
+	caser cases.Caser
+	files map[string]string // folded relative path → raw uri
+	dirs  map[string]string // folded directory path → raw uri that implied it
+}
+
+func newFoldSet() *foldSet {
+	return &foldSet{caser: cases.Fold(), files: map[string]string{}, dirs: map[string]string{}}
+}
+
+// fold is canonical caseless matching: NFC(fold(NFD(s))), so that folding
+// cannot leave a string that composes differently.
+func (f *foldSet) fold(s string) string {
+	return norm.NFC.String(f.caser.String(norm.NFD.String(s)))
+}
+
+func (f *foldSet) add(rel []string, uri string) error {
+	parts := make([]string, len(rel))
+	for i, seg := range rel {
+		parts[i] = f.fold(seg)
+	}
+	key := strings.Join(parts, "/")
+	if other, ok := f.files[key]; ok {
+		return newError(Collision, uri, "same path as %s after Unicode normalisation and case folding", quote(other))
+	}
+	if other, ok := f.dirs[key]; ok {
+		return newError(Collision, uri, "is a file, but %s needs it to be a directory", quote(other))
+	}
+	for i := 1; i < len(parts); i++ {
+		d := strings.Join(parts[:i], "/")
+		if other, ok := f.files[d]; ok {
+			return newError(Collision, uri, "needs %s to be a directory, but it is a file", quote(other))
+		}
+	}
+	f.files[key] = uri
+	for i := 1; i < len(parts); i++ {
+		d := strings.Join(parts[:i], "/")
+		if _, ok := f.dirs[d]; !ok {
+			f.dirs[d] = uri
+		}
+	}
+	return nil
+}
+
+// ValidName checks the Agent Skills naming rules: 1–64 characters, only
+// lowercase ASCII letters, digits and hyphens, no leading, trailing or
+// doubled hyphen. BadName's Detail names the broken rule.
+func ValidName(name string) error {
+	switch {
+	case name == "":
+		return newError(BadName, name, "is empty")
+	case utf8.RuneCountInString(name) > MaxNameLength:
+		return newError(BadName, name, "is longer than %d characters", MaxNameLength)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z') && !(r >= '0' && r <= '9') && r != '-' {
+			return newError(BadName, name, "%s may contain only lowercase letters a-z, digits and hyphens", quote(name))
+		}
+	}
+	switch {
+	case name[0] == '-':
+		return newError(BadName, name, "%s starts with a hyphen", quote(name))
+	case name[len(name)-1] == '-':
+		return newError(BadName, name, "%s ends with a hyphen", quote(name))
+	case strings.Contains(name, "--"):
+		return newError(BadName, name, "%s contains a double hyphen", quote(name))
+	}
+	return nil
+}
+
+const digestPrefix = "sha256:"
+
+// CheckDigestFormat checks d is "sha256:" followed by 64 lowercase hex digits.
+func CheckDigestFormat(d skill.Digest) error {
+	s := string(d)
+	if !strings.HasPrefix(s, digestPrefix) || len(s) != len(digestPrefix)+64 {
+		return newError(BadDigest, s, "want \"sha256:\" followed by 64 lowercase hex digits")
+	}
+	for i := len(digestPrefix); i < len(s); i++ {
+		if c := s[i]; !isDigit(c) && !(c >= 'a' && c <= 'f') {
+			return newError(BadDigest, s, "want \"sha256:\" followed by 64 lowercase hex digits")
+		}
+	}
+	return nil
+}
+
+// DigestOf returns the SEP-2640 digest of b.
+func DigestOf(b []byte) skill.Digest {
+	sum := sha256.Sum256(b)
+	return skill.Digest(digestPrefix + hex.EncodeToString(sum[:]))
+}
