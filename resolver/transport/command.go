@@ -1,0 +1,248 @@
+//go:build unix
+
+package transport
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const (
+	// stopGrace is how long Close waits after closing the server's stdin, and
+	// again after SIGTERM, before escalating.
+	stopGrace = 2 * time.Second
+	// maxStderrLine bounds one logged stderr line; the rest of a longer line
+	// is discarded.
+	maxStderrLine = 4 << 10
+)
+
+// Command returns a transport that runs cmd as a stdio MCP server: newline-
+// delimited JSON-RPC over its stdin and stdout, bounded like [Stream]. Each
+// stderr line is logged at Info under the key "stderr" (cut at 4 KiB); a
+// caller that set cmd.Stderr keeps it instead. cmd.Stdin and cmd.Stdout must
+// be nil. Connect may be called once.
+//
+// The server runs in a process group of its own, and that group does not
+// outlive it: when the server exits, what it left running in the group is
+// killed, so its stdout reaches end of file and Read returns io.EOF. Close
+// closes the server's stdin, waits up to 2s for it to exit, then sends
+// SIGTERM to the group, waits 2s more, then sends SIGKILL.
+func Command(cmd *exec.Cmd, opts Options) mcp.Transport {
+	return &commandTransport{cmd: cmd, opts: opts}
+}
+
+type commandTransport struct {
+	cmd  *exec.Cmd
+	opts Options
+	used atomic.Bool
+}
+
+func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	name := filepath.Base(t.cmd.Path)
+	if t.used.Swap(true) {
+		return nil, fmt.Errorf("start %s: transport already used", name)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	if t.cmd.Stdin != nil || t.cmd.Stdout != nil {
+		return nil, fmt.Errorf("start %s: cmd.Stdin and cmd.Stdout must be nil", name)
+	}
+	log := t.opts.logger()
+	p := &process{cmd: t.cmd, name: name, log: log, exited: make(chan struct{}), drained: make(chan struct{})}
+	if err := p.start(); err != nil {
+		return nil, err
+	}
+	conn := newLineConn(p.stdout, p.stdin, p.stop, t.opts)
+	go p.wait(conn.readDone)
+	return conn, nil
+}
+
+// process is a running stdio server.
+type process struct {
+	cmd  *exec.Cmd
+	name string
+	log  *slog.Logger
+
+	stdin  *os.File // our end of the server's stdin
+	stdout *os.File // our end of the server's stdout
+	stderr *os.File // our end of the server's stderr, nil if the caller took it
+
+	exited  chan struct{} // closed once the server has been reaped
+	drained chan struct{} // closed once the stderr reader has ended
+	stopped atomic.Bool   // Close began: an exit now is expected
+}
+
+func (p *process) start() (err error) {
+	var toClose []*os.File // the child's ends, and ours on failure
+	defer func() {
+		for _, f := range toClose {
+			f.Close()
+		}
+	}()
+	pipe := func(ours **os.File, childReads bool) *os.File {
+		r, w, perr := os.Pipe()
+		if perr != nil {
+			err = errors.Join(err, perr)
+			return nil
+		}
+		if childReads {
+			*ours = w
+			toClose = append(toClose, r)
+			return r
+		}
+		*ours = r
+		toClose = append(toClose, w)
+		return w
+	}
+	stdin := pipe(&p.stdin, true)
+	stdout := pipe(&p.stdout, false)
+	var stderr *os.File
+	if p.cmd.Stderr == nil {
+		stderr = pipe(&p.stderr, false)
+	}
+	if err == nil {
+		p.cmd.Stdin, p.cmd.Stdout = stdin, stdout
+		if stderr != nil {
+			p.cmd.Stderr = stderr
+		}
+		setProcessGroup(p.cmd)
+		err = p.cmd.Start()
+	}
+	if err != nil {
+		for _, f := range []*os.File{p.stdin, p.stdout, p.stderr} {
+			if f != nil {
+				toClose = append(toClose, f)
+			}
+		}
+		return fmt.Errorf("start %s: %w", p.name, err)
+	}
+	if p.stderr != nil {
+		go p.drainStderr()
+	} else {
+		close(p.drained)
+	}
+	return nil
+}
+
+func setProcessGroup(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	// A session leader already leads its own group, and setpgid would fail
+	// on it.
+	if !cmd.SysProcAttr.Setsid {
+		cmd.SysProcAttr.Setpgid = true
+		cmd.SysProcAttr.Pgid = 0
+	}
+}
+
+// signalGroup sends sig to the server's process group, whose id is the
+// server's pid.
+func (p *process) signalGroup(sig syscall.Signal) {
+	err := syscall.Kill(-p.cmd.Process.Pid, sig)
+	if err != nil && !errors.Is(err, syscall.ESRCH) {
+		p.log.Warn("signal server process group", "op", "close", "signal", sig.String(), "err", err)
+	}
+}
+
+// wait reaps the server. readDone is closed when the connection's read loop
+// has seen the end of the server's stdout.
+func (p *process) wait(readDone <-chan struct{}) {
+	err := p.cmd.Wait()
+	// The leader is gone; whatever it left in its group (which may hold the
+	// stdout pipe open) goes too. The group id cannot have been reused this
+	// early: pids are handed out cyclically.
+	p.signalGroup(syscall.SIGKILL)
+	close(p.exited)
+	if !p.stopped.Load() {
+		p.log.Info("stdio server exited", "op", "read", "err", err)
+	}
+	// Something outside the group may still hold the pipe (a daemon that
+	// called setsid). Give the reader time to drain what the server wrote,
+	// then end the stream regardless so that Read returns io.EOF.
+	t := time.NewTimer(stopGrace)
+	defer t.Stop()
+	select {
+	case <-readDone:
+	case <-t.C:
+		p.stdout.Close()
+	}
+}
+
+func (p *process) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// stop is the connection's close function.
+func (p *process) stop() error {
+	p.stopped.Store(true)
+	p.stdin.Close()
+	if !p.waitExit(stopGrace) {
+		p.signalGroup(syscall.SIGTERM)
+		if !p.waitExit(stopGrace) {
+			p.log.Warn("stdio server ignored SIGTERM; killing it", "op", "close", "pid", p.cmd.Process.Pid)
+			p.signalGroup(syscall.SIGKILL)
+			<-p.exited
+		}
+	}
+	// Unblock the read loop and the stderr reader even if a process outside
+	// the group still holds the pipes.
+	p.stdout.Close()
+	if p.stderr != nil {
+		p.stderr.Close()
+	}
+	<-p.drained
+	return nil
+}
+
+func (p *process) drainStderr() {
+	defer close(p.drained)
+	br := bufio.NewReaderSize(p.stderr, maxStderrLine)
+	long := false // in the discarded tail of a long line
+	for {
+		line, err := br.ReadSlice('\n')
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			if !long {
+				p.log.Info("stdio server stderr", "stderr", string(line)+"…")
+			}
+			long = true
+			continue
+		case long:
+			long = false
+		default:
+			if s := string(trimEOL(line)); s != "" {
+				p.log.Info("stdio server stderr", "stderr", s)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func trimEOL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}

@@ -1,0 +1,220 @@
+package transport
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// maxPeek bounds how much of a POST body is read to learn its request id.
+// skillfs's own requests are small; a larger body is passed on unread, and
+// its response gets MaxFrame.
+const maxPeek = 1 << 20
+
+// HTTPClient returns a client for go-sdk's StreamableClientTransport and
+// SSEClientTransport (field HTTPClient). It sets opts.Headers on every
+// request and bounds every response body as the package doc describes.
+//
+// Use one client per connection: it keeps the per-call limits of the calls
+// it carries in one table, keyed by JSON-RPC id, and ids restart with each
+// session. Set the SDK transport's MaxEventSize above MaxFrame (MaxFrame plus
+// 1 MiB is plenty): this client keeps every event it passes under MaxFrame
+// plus a few KiB, and the SDK ends the session on an event over its own cap.
+// And note that go-sdk's SSEClientTransport makes its GET stream with the
+// context given to Client.Connect: a connect timeout on that context ends the
+// legacy SSE session when it fires.
+func HTTPClient(opts Options) *http.Client {
+	return &http.Client{Transport: &roundTripper{
+		base:    http.DefaultTransport,
+		headers: opts.Headers,
+		max:     opts.maxFrame(),
+		log:     opts.logger(),
+		limits:  new(limitTable),
+	}}
+}
+
+type roundTripper struct {
+	base    http.RoundTripper
+	headers map[string]string
+	max     int64
+	log     *slog.Logger
+	limits  *limitTable
+}
+
+// httpCall is what a POST carrying a JSON-RPC call says about its response.
+type httpCall struct {
+	rawID []byte
+	id    jsonrpc.ID
+	limit int64
+}
+
+func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	for k, v := range rt.headers {
+		r.Header.Set(k, v)
+	}
+	var call *httpCall
+	if req.Method == http.MethodPost && req.Body != nil && req.Body != http.NoBody {
+		var err error
+		if call, err = rt.peek(r); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := rt.base.RoundTrip(r)
+	if err != nil {
+		if call != nil {
+			rt.limits.take(call.id)
+		}
+		return nil, err
+	}
+	rt.bound(resp, call)
+	return resp, nil
+}
+
+// peek reads r's (small) body to learn whether it carries a call, records the
+// call's limit, and puts the body back.
+func (rt *roundTripper) peek(r *http.Request) (*httpCall, error) {
+	body := r.Body
+	b, err := io.ReadAll(io.LimitReader(body, maxPeek+1))
+	if err != nil {
+		body.Close()
+		return nil, fmt.Errorf("read request body for %s: %w", r.URL.Redacted(), err)
+	}
+	if len(b) > maxPeek {
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(b), body), body}
+		r.GetBody = nil
+		return nil, nil
+	}
+	body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	r.ContentLength = int64(len(b))
+
+	var sc idScanner
+	sc.feed(b)
+	if !sc.object || !sc.method || sc.id == nil {
+		return nil, nil // a notification, a response, a batch
+	}
+	id, ok := parseID(sc.id)
+	if !ok {
+		return nil, nil
+	}
+	call := &httpCall{rawID: sc.id, id: id, limit: rt.max}
+	if l, ok := responseLimit(r.Context()); ok && l < rt.max {
+		call.limit = l
+		// For the legacy SSE transport the response comes on the GET
+		// stream, whose filter finds the limit here.
+		rt.limits.add(r.Context(), id, l)
+	}
+	return call, nil
+}
+
+// bound wraps resp.Body according to what it carries.
+func (rt *roundTripper) bound(resp *http.Response, call *httpCall) {
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case ct == "text/event-stream":
+		resp.Body = newSSEFilter(resp.Body, rt.max, rt.limits, rt.log)
+	case ct == "application/json" && call != nil:
+		// The response is this body: the table entry is not needed.
+		rt.limits.take(call.id)
+		resp.Body = &jsonBody{rc: resp.Body, call: call, log: rt.log}
+	default:
+		resp.Body = &cappedBody{rc: resp.Body, max: rt.max}
+		return
+	}
+	// The body may be rewritten.
+	resp.ContentLength = -1
+	resp.Header.Del("Content-Length")
+}
+
+// jsonBody is the application/json response to a call. It reads at most the
+// call's limit plus one byte; past that it closes the real body and reads as
+// a refusal for the call's id.
+type jsonBody struct {
+	rc   io.ReadCloser
+	call *httpCall
+	log  *slog.Logger
+	r    *bytes.Reader
+	err  error
+}
+
+func (b *jsonBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.r == nil {
+		data, over, err := readCapped(b.rc, b.call.limit)
+		if err != nil {
+			b.err = fmt.Errorf("read response body: %w", err)
+			return 0, b.err
+		}
+		if over {
+			b.rc.Close()
+			b.log.Debug("response over the limit refused", "op", "read", "id", string(b.call.rawID), "limit", b.call.limit)
+			data = refusal(b.call.rawID, b.call.limit)
+		}
+		b.r = bytes.NewReader(data)
+	}
+	return b.r.Read(p)
+}
+
+func (b *jsonBody) Close() error { return b.rc.Close() }
+
+// readCapped reads r to its end if that comes within limit bytes, and
+// reports over otherwise, having read limit+1 bytes.
+func readCapped(r io.Reader, limit int64) (data []byte, over bool, err error) {
+	max := limit + 1
+	buf := make([]byte, 0, min(max, 64<<10))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) >= max {
+				return nil, true, nil
+			}
+			nb := make([]byte, len(buf), min(2*int64(cap(buf)), max))
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case int64(len(buf)) > limit:
+			return nil, true, nil
+		case err == io.EOF:
+			return buf, false, nil
+		case err != nil:
+			return nil, false, err
+		}
+	}
+}
+
+// cappedBody passes a body through and fails once it passes max bytes:
+// bodies that carry no call's response (error pages, 202 bodies) are not
+// expected to be large at all.
+type cappedBody struct {
+	rc  io.ReadCloser
+	max int64
+	n   int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.n > b.max {
+		return 0, fmt.Errorf("read response body: larger than %d bytes", b.max)
+	}
+	if rem := b.max + 1 - b.n; int64(len(p)) > rem {
+		p = p[:rem]
+	}
+	n, err := b.rc.Read(p)
+	b.n += int64(n)
+	return n, err
+}
+
+func (b *cappedBody) Close() error { return b.rc.Close() }
