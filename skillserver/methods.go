@@ -1,0 +1,189 @@
+package skillserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillfs/skillfs/skill"
+)
+
+// The SEP-2640 methods, as JSON-RPC method names.
+const (
+	methodListSkills = "skills/list"
+	methodGetSkill   = "skills/get"
+	methodReadDir    = "resources/directory/read"
+)
+
+type listSkillsParams struct {
+	mcp.ParamsBase
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// listSkillsResult carries, in the 2026-07-28 protocol, the resultType and
+// the list-caching attributes (ttlMs, cacheScope) that SEP-2640 asks of
+// skills/list there; the older protocol has neither.
+type listSkillsResult struct {
+	mcp.ResultBase
+	ResultType string        `json:"resultType,omitempty"`
+	Skills     []skill.Entry `json:"skills"`
+	NextCursor string        `json:"nextCursor,omitempty"`
+	TTLMs      *int          `json:"ttlMs,omitempty"`
+	CacheScope string        `json:"cacheScope,omitempty"`
+}
+
+type getSkillParams struct {
+	mcp.ParamsBase
+	URI string `json:"uri"`
+}
+
+type getSkillResult struct {
+	mcp.ResultBase
+	ResultType string      `json:"resultType,omitempty"`
+	Skill      skill.Entry `json:"skill"`
+}
+
+type readDirParams struct {
+	mcp.ParamsBase
+	URI    string `json:"uri"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+type readDirResult struct {
+	mcp.ResultBase
+	ResultType string          `json:"resultType,omitempty"`
+	Resources  []*mcp.Resource `json:"resources"`
+	NextCursor string          `json:"nextCursor,omitempty"`
+	TTLMs      *int            `json:"ttlMs,omitempty"`
+	CacheScope string          `json:"cacheScope,omitempty"`
+}
+
+func (s *Server) addMethods() error {
+	if err := mcp.AddReceivingCustomMethod(s.mcp, methodListSkills, s.listSkills); err != nil {
+		return fmt.Errorf("register %s: %w", methodListSkills, err)
+	}
+	if err := mcp.AddReceivingCustomMethod(s.mcp, methodGetSkill, s.getSkill); err != nil {
+		return fmt.Errorf("register %s: %w", methodGetSkill, err)
+	}
+	if err := mcp.AddReceivingCustomMethod(s.mcp, methodReadDir, s.readDir); err != nil {
+		return fmt.Errorf("register %s: %w", methodReadDir, err)
+	}
+	return nil
+}
+
+// newProtocol reports whether a request speaks the 2026-07-28 protocol,
+// which carries its version in every request's _meta.
+func newProtocol(meta mcp.Meta) bool {
+	v, _ := meta[mcp.MetaKeyProtocolVersion].(string)
+	return v >= "2026-07-28"
+}
+
+// cacheable fills the 2026-07-28 result fields. ttlMs is 0: the folder can
+// change at any moment, and list_changed says when it did.
+func cacheable(resultType *string, ttl **int, scope *string) {
+	zero := 0
+	*resultType, *ttl, *scope = "complete", &zero, "public"
+}
+
+func invalidParams(uri, format string, args ...any) error {
+	data, _ := json.Marshal(map[string]string{"uri": uri})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...), Data: data}
+}
+
+// Cursors are the base64 of the URI that ended the page before. Resuming after a key rather
+// than at an index keeps paging consistent across a rescan.
+func encodeCursor(key string) string { return base64.RawURLEncoding.EncodeToString([]byte(key)) }
+
+func decodeCursor(c string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) == 0 {
+		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid cursor %q", c)}
+	}
+	return string(b), nil
+}
+
+func (s *Server) listSkills(_ context.Context, _ *mcp.ServerSession, p *listSkillsParams) (*listSkillsResult, error) {
+	if p == nil {
+		p = &listSkillsParams{}
+	}
+	cat := s.cat.Load()
+	start := 0
+	if p.Cursor != "" {
+		after, err := decodeCursor(p.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		start = sort.Search(len(cat.skills), func(i int) bool { return cat.skills[i].URI > after })
+	}
+	end := min(start+s.opts.PageSize, len(cat.skills))
+	res := &listSkillsResult{Skills: append([]skill.Entry{}, cat.skills[start:end]...)}
+	if end < len(cat.skills) {
+		res.NextCursor = encodeCursor(cat.skills[end-1].URI)
+	}
+	if newProtocol(p.Meta) {
+		cacheable(&res.ResultType, &res.TTLMs, &res.CacheScope)
+	}
+	return res, nil
+}
+
+func (s *Server) getSkill(_ context.Context, _ *mcp.ServerSession, p *getSkillParams) (*getSkillResult, error) {
+	if p == nil || p.URI == "" {
+		return nil, invalidParams("", "skills/get needs params.uri, the URI of a skill's SKILL.md")
+	}
+	cat := s.cat.Load()
+	uri, ok := canonicalURI(p.URI)
+	if !ok {
+		return nil, invalidParams(p.URI, "%s is not a skill:// URI this server serves", p.URI)
+	}
+	i, ok := cat.skillIdx[uri]
+	if !ok {
+		if reason, refused := cat.refused[uri]; refused {
+			return nil, invalidParams(p.URI, "%s is not served: %s", p.URI, reason)
+		}
+		return nil, invalidParams(p.URI, "%s is not the SKILL.md of a skill this server serves", p.URI)
+	}
+	res := &getSkillResult{Skill: cat.skills[i]}
+	if newProtocol(p.Meta) {
+		res.ResultType = "complete"
+	}
+	return res, nil
+}
+
+func (s *Server) readDir(_ context.Context, _ *mcp.ServerSession, p *readDirParams) (*readDirResult, error) {
+	if p == nil || p.URI == "" {
+		return nil, invalidParams("", "resources/directory/read needs params.uri, the URI of a directory")
+	}
+	cat := s.cat.Load()
+	uri, ok := canonicalURI(p.URI)
+	if !ok {
+		return nil, invalidParams(p.URI, "%s is not a skill:// URI this server serves", p.URI)
+	}
+	children, ok := cat.dirs[uri]
+	if !ok {
+		if cat.files[uri] != nil {
+			return nil, invalidParams(p.URI, "%s is a file, not a directory", p.URI)
+		}
+		return nil, invalidParams(p.URI, "no directory %s", p.URI)
+	}
+	start := 0
+	if p.Cursor != "" {
+		after, err := decodeCursor(p.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		start = sort.Search(len(children), func(i int) bool { return children[i].URI > after })
+	}
+	end := min(start+s.opts.PageSize, len(children))
+	res := &readDirResult{Resources: append([]*mcp.Resource{}, children[start:end]...)}
+	if end < len(children) {
+		res.NextCursor = encodeCursor(children[end-1].URI)
+	}
+	if newProtocol(p.Meta) {
+		cacheable(&res.ResultType, &res.TTLMs, &res.CacheScope)
+	}
+	return res, nil
+}
