@@ -24,6 +24,8 @@ nothing is fetched before it is read.`,
 	root.AddCommand(
 		newVersionCommand(),
 		newServeCommand(),
+		newMountCommand(),
+		newUnmountCommand(),
 	)
 	return root
 }

@@ -1,0 +1,352 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/demo"
+	skfs "github.com/skillfs/skillfs/fs"
+	"github.com/skillfs/skillfs/skillserver"
+	"github.com/skillfs/skillfs/store"
+	"github.com/skillfs/skillfs/vfs"
+)
+
+type mountOptions struct {
+	configPath     string
+	demo           bool
+	cacheDir       string
+	debug          bool
+	logLevel       string
+	allowOther     bool
+	startupTimeout time.Duration
+	// ready, when set, receives the mount's ready line instead of stdout.
+	ready io.Writer
+	// logOut is where logs go; stderr by default.
+	logOut io.Writer
+}
+
+func (o *mountOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/skillfs/config.json, or .yaml)")
+	f.BoolVar(&o.demo, "demo", false, "mount the embedded demo server instead of the configured ones")
+	f.StringVar(&o.cacheDir, "cache-dir", "", "where verified bytes are kept (default $XDG_CACHE_HOME/skillfs)")
+	f.BoolVar(&o.debug, "debug", false, "log FUSE requests and debug messages")
+	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.BoolVar(&o.allowOther, "allow-other", false, "let other users read the mount (needs user_allow_other in /etc/fuse.conf)")
+	f.DurationVar(&o.startupTimeout, "startup-timeout", 20*time.Second, "how long to wait for servers to list their skills before the mount goes live")
+}
+
+func newMountCommand() *cobra.Command {
+	var opts mountOptions
+	cmd := &cobra.Command{
+		Use:   "mount [flags] MOUNTPOINT",
+		Short: "Mount the configured servers' skills at MOUNTPOINT (runs in the foreground)",
+		Long: `Mount shows each configured MCP server's skills as a read-only directory tree:
+MOUNTPOINT/<label>/<skill-path>/<file>, plus MOUNTPOINT/.skillfs/ with index.json,
+index.md and status.json. Files are fetched when first read and served only after
+their size and sha256 digest (and, for SKILL.md, the frontmatter) match the listing.
+
+With no config file, the embedded demo server is mounted (as with --demo).
+The command stays in the foreground; SIGINT or SIGTERM unmounts, SIGHUP re-lists.
+
+Exit codes: 0 unmounted cleanly, 1 runtime failure, 2 usage or config error,
+3 could not mount, 4 unmounted lazily because the mount was busy.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(fmt.Errorf("mount needs exactly one MOUNTPOINT, got %d arguments (example: skillfs mount ~/.cache/mcp-skills)", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.ready == nil {
+				opts.ready = cmd.OutOrStdout()
+			}
+			if opts.logOut == nil {
+				opts.logOut = cmd.ErrOrStderr()
+			}
+			return runMount(cmd.Context(), opts, args[0])
+		},
+	}
+	opts.addFlags(cmd)
+	return cmd
+}
+
+func newLogger(w io.Writer, level string, debug bool) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError(fmt.Errorf("--log-level %q: use debug, info, warn or error", level))
+	}
+	if debug {
+		l = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
+	log, err := newLogger(opts.logOut, opts.logLevel, opts.debug)
+	if err != nil {
+		return err
+	}
+	mnt, err := filepath.Abs(mountpoint)
+	if err != nil {
+		return usageError(err)
+	}
+	home, _ := os.UserHomeDir()
+	if err := config.CheckPlacement(mnt, home); err != nil {
+		return usageError(fmt.Errorf("refusing mountpoint: %w", err))
+	}
+
+	cfg, dial, stopDemo, err := loadOrigins(ctx, opts, log)
+	if err != nil {
+		return err
+	}
+	defer stopDemo()
+
+	root := opts.cacheDir
+	if root == "" {
+		if root, err = store.DefaultRoot(); err != nil {
+			return err
+		}
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return usageError(err)
+	}
+	if err := config.CheckPlacement(root, home); err != nil {
+		return usageError(fmt.Errorf("refusing cache directory: %w", err))
+	}
+	if within(root, mnt) {
+		return usageError(fmt.Errorf("the cache directory %s is inside the mountpoint %s; choose another --cache-dir", root, mnt))
+	}
+	st, err := store.Open(root, store.Options{Logger: log})
+	if err != nil {
+		return fmt.Errorf("open cache: %w", err)
+	}
+
+	if err := prepareMountpoint(mnt, log); err != nil {
+		return &exitError{code: exitMount, err: err}
+	}
+
+	var live *skfs.Mount
+	changes := make(chan vfs.Change, 16)
+	v, err := vfs.New(vfs.Options{
+		Config:  cfg,
+		Store:   st,
+		Dial:    dial,
+		Logger:  log,
+		Version: versionString(),
+		OnChange: func(c vfs.Change) {
+			select {
+			case changes <- c:
+			case <-ctx.Done():
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	vctx, stopOrigins := context.WithCancel(context.WithoutCancel(ctx))
+	defer func() {
+		stopOrigins()
+		waitTimeout(v.Wait, 10*time.Second)
+	}()
+	v.Start(vctx)
+	rctx, cancel := context.WithTimeout(ctx, opts.startupTimeout)
+	waiting := v.Ready(rctx)
+	cancel()
+	if ctx.Err() != nil {
+		return nil
+	}
+	for _, label := range waiting {
+		log.Warn("server not ready yet; its directory fills in when it answers", "origin", label)
+	}
+
+	live, err = skfs.Start(mnt, v, skfs.Options{Debug: opts.debug, AllowOther: opts.allowOther, Logger: log})
+	if err != nil {
+		return &exitError{code: exitMount, err: fmt.Errorf("%w%s", err, mountHint(err))}
+	}
+	go func() {
+		for {
+			select {
+			case c := <-changes:
+				live.Invalidate(c)
+			case <-vctx.Done():
+				return
+			}
+		}
+	}()
+	fmt.Fprintf(opts.ready, "skillfs: mounted %s (%s)\n", mnt, strings.Join(v.Labels(), ", "))
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	gone := make(chan struct{})
+	go func() { live.Wait(); close(gone) }()
+	for {
+		select {
+		case <-hup:
+			log.Info("SIGHUP: listing every server again")
+			v.Refresh()
+			continue
+		case <-gone:
+			log.Info("unmounted from outside", "path", mnt)
+			return nil
+		case <-ctx.Done():
+		}
+		break
+	}
+	if err := live.Unmount(); err != nil {
+		if lerr := skfs.UnmountPath(mnt, true); lerr != nil {
+			return fmt.Errorf("unmount %s: %w (lazy unmount: %v)", mnt, err, lerr)
+		}
+		fmt.Fprintf(opts.logOut, "skillfs: %s was busy; detached it lazily, it disappears when the last user lets go\n", mnt)
+		return &exitError{code: exitUnmountBusy, err: fmt.Errorf("unmounted %s lazily: %w", mnt, err)}
+	}
+	return nil
+}
+
+func waitTimeout(wait func(), d time.Duration) {
+	done := make(chan struct{})
+	go func() { wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}
+
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+func mountHint(err error) string {
+	if os.Geteuid() != 0 && strings.Contains(err.Error(), "fusermount") {
+		return " (install fuse3 for fusermount3: apt-get install fuse3)"
+	}
+	return ""
+}
+
+// prepareMountpoint creates the mountpoint if needed, cleans up a dead
+// mount a killed daemon left behind, and refuses a non-empty directory.
+func prepareMountpoint(mnt string, log *slog.Logger) error {
+	fi, err := os.Stat(mnt)
+	if errors.Is(err, syscall.ENOTCONN) || (err == nil && skfs.IsMounted(mnt) && isDead(mnt)) {
+		// The kernel may still answer stat from its cache; a directory read
+		// reaches the (gone) daemon and tells.
+		fmt.Fprintf(os.Stderr, "skillfs: %s is a dead mount left by a daemon that was killed; unmounting it first\n", mnt)
+		if err := skfs.UnmountPath(mnt, true); err != nil {
+			return fmt.Errorf("clean up dead mount at %s: %w", mnt, err)
+		}
+		fi, err = os.Stat(mnt)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(mnt, 0o755); err != nil {
+			return fmt.Errorf("create mountpoint: %w", err)
+		}
+		log.Info("created mountpoint", "path", mnt)
+		fi, err = os.Stat(mnt)
+	}
+	if err != nil {
+		return fmt.Errorf("mountpoint: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("mountpoint %s is not a directory", mnt)
+	}
+	if skfs.IsMounted(mnt) {
+		return fmt.Errorf("%s is already a mount point; unmount it first (skillfs unmount %s)", mnt, mnt)
+	}
+	ents, err := os.ReadDir(mnt)
+	if err != nil {
+		return fmt.Errorf("mountpoint: %w", err)
+	}
+	if len(ents) > 0 {
+		return fmt.Errorf("mountpoint %s is not empty (it holds %s); mount on an empty directory so nothing is hidden", mnt, ents[0].Name())
+	}
+	return nil
+}
+
+func isDead(dir string) bool {
+	_, err := os.ReadDir(dir)
+	return errors.Is(err, syscall.ENOTCONN)
+}
+
+// loadOrigins returns the configured servers, or the in-process demo.
+func loadOrigins(ctx context.Context, opts mountOptions, log *slog.Logger) (*config.Config, map[string]func(context.Context) (io.ReadWriteCloser, error), func(), error) {
+	nothing := func() {}
+	useDemo := opts.demo
+	if !useDemo {
+		path := opts.configPath
+		if path == "" {
+			p, err := config.DefaultPath()
+			if err != nil {
+				return nil, nil, nothing, usageError(err)
+			}
+			path = p
+		}
+		cfg, err := config.Load(path)
+		switch {
+		case err == nil:
+			return cfg, nil, nothing, nil
+		case errors.Is(err, fs.ErrNotExist) && opts.configPath == "":
+			fmt.Fprintf(os.Stderr, "skillfs: no config at %s; mounting the embedded demo server (see `skillfs mount --help`)\n", path)
+			useDemo = true
+		default:
+			return nil, nil, nothing, usageError(err)
+		}
+	}
+	return startDemo(ctx, log)
+}
+
+// demoLabel is the directory the demo origin appears under.
+const demoLabel = "demo"
+
+// startDemo serves the embedded demo skills from an in-process server and
+// returns a config with one origin that dials it over an in-memory pipe.
+func startDemo(ctx context.Context, log *slog.Logger) (*config.Config, map[string]func(context.Context) (io.ReadWriteCloser, error), func(), error) {
+	dir, err := os.MkdirTemp("", "skillfs-demo-")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	if err := demo.Materialize(dir); err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	srv, err := skillserver.New(dir, skillserver.Options{Logger: log.With("origin", demoLabel, "op", "demo-server"), PollInterval: -1, Name: "skillfs-demo"})
+	if err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	dial := func(context.Context) (io.ReadWriteCloser, error) {
+		client, server := net.Pipe()
+		go func() {
+			if err := srv.ServeConn(sctx, server); err != nil && sctx.Err() == nil {
+				log.Debug("demo session ended", "origin", demoLabel, "err", err)
+			}
+			server.Close()
+		}()
+		return client, nil
+	}
+	cfg := &config.Config{Origins: []config.Origin{{
+		Label:   demoLabel,
+		Kind:    config.Stdio,
+		Command: "skillfs-embedded-demo",
+		Limits:  config.DefaultLimits(),
+	}}}
+	return cfg, map[string]func(context.Context) (io.ReadWriteCloser, error){demoLabel: dial}, func() { cancel(); cleanup() }, nil
+}

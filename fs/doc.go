@@ -1,0 +1,36 @@
+// Package fs adapts package vfs to go-fuse; it holds no behaviour of its
+// own beyond what the kernel needs.
+//
+// Layout (see vfs for the model):
+//
+//	MOUNT/
+//	  .skillfs/index.json, index.md, status.json   generated, never from a server
+//	  LABEL/                                        one directory per configured server
+//	    a/b/SKILL.md                                skill://a/b/SKILL.md served by LABEL
+//	    @github/owner/repo/x/SKILL.md               github://owner/repo/x/SKILL.md
+//
+// Files are 0444 and directories 0555, owned by the user who mounted; there
+// are no symlinks or special files and no exec bits. The mount is ro,
+// nosuid, nodev, noexec, with default_permissions so that the kernel itself
+// enforces the modes. Every mutating operation answers EROFS, guarded in the
+// node types as well as by the ro option.
+//
+// Caching. Bytes are immutable per digest, so opens return FOPEN_KEEP_CACHE
+// and entries and attributes are cached for CacheTimeout; when a catalog
+// swap changes a file or a directory, the kernel's entries, attributes and
+// pages for it are invalidated (Notify*) at once. A file whose size the
+// server did not declare (older SEP revision) shows size 0 until it has
+// been read and verified, and is opened with FOPEN_DIRECT_IO until then so
+// that reads are not cut at the unknown size. Inode numbers are derived from
+// the origin and path and are stable across remounts.
+//
+// Errors a user sees:
+//
+//	ENOENT  the path is not in the tree (not listed, rejected, or outside a manifest)
+//	EIO     the file exists but its bytes could not be served verified: digest,
+//	        size or frontmatter mismatch, server offline, over budget or limits,
+//	        timeout; the reason is logged and shown in .skillfs/index.json
+//	EINTR   the read was interrupted before the bytes arrived
+//	EROFS   any attempt to write, create, remove, rename, chmod or set xattrs
+//	ENODATA an extended attribute skillfs does not set
+package fs

@@ -1,0 +1,207 @@
+package fs
+
+import (
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"strings"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/skillfs/skillfs/vfs"
+)
+
+// Options configure a mount.
+type Options struct {
+	// Debug turns on go-fuse's request traces (to Logger, at Debug).
+	Debug bool
+	// AllowOther lets other users see the mount (needs user_allow_other).
+	AllowOther bool
+	Logger     *slog.Logger
+}
+
+// A Mount is a live skillfs mount.
+type Mount struct {
+	server *fuse.Server
+	root   *node
+	log    *slog.Logger
+	notify chan vfs.Change
+	done   chan struct{}
+}
+
+// MountOptions returns the kernel mount options skillfs uses; exported for
+// tests and the docs.
+func MountOptions() []string {
+	return []string{"ro", "nosuid", "nodev", "noexec", "default_permissions"}
+}
+
+// Start mounts v at mountpoint and serves it until Unmount. As root it
+// mounts directly; otherwise it needs fusermount3 (or fusermount).
+func Start(mountpoint string, v *vfs.FS, opts Options) (*Mount, error) {
+	lg := opts.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	sh := &shared{v: v, log: lg, uid: uint32(os.Geteuid()), gid: uint32(os.Getegid())}
+	root := &node{sh: sh, path: "", dir: true}
+	timeout := CacheTimeout
+	neg := negativeTimeout
+	mo := fuse.MountOptions{
+		FsName:           "skillfs",
+		Name:             "skillfs",
+		Options:          MountOptions(),
+		AllowOther:       opts.AllowOther,
+		DirectMount:      os.Geteuid() == 0,
+		DirectMountFlags: syscall.MS_RDONLY | syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_NOEXEC,
+		Debug:            opts.Debug,
+		Logger:           log.New(slogWriter{lg}, "", 0),
+		MaxReadAhead:     128 << 10,
+		DisableXAttrs:    false,
+	}
+	server, err := gofs.Mount(mountpoint, root, &gofs.Options{
+		MountOptions:    mo,
+		EntryTimeout:    &timeout,
+		AttrTimeout:     &timeout,
+		NegativeTimeout: &neg,
+		UID:             sh.uid,
+		GID:             sh.gid,
+		RootStableAttr:  &gofs.StableAttr{Ino: 1},
+		Logger:          log.New(slogWriter{lg}, "", 0),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
+	}
+	m := &Mount{server: server, root: root, log: lg, notify: make(chan vfs.Change, 64), done: make(chan struct{})}
+	go m.invalidator()
+	return m, nil
+}
+
+// Invalidate tells the kernel to forget what a catalog swap changed. It does
+// not block: notifications are delivered by a goroutine of their own, since
+// a notification sent while the kernel waits on a read of the same pages
+// would deadlock.
+func (m *Mount) Invalidate(c vfs.Change) {
+	select {
+	case m.notify <- c:
+	case <-m.done:
+	default:
+		// The queue is full: deliver this one from a goroutine rather than
+		// drop it.
+		go func() {
+			select {
+			case m.notify <- c:
+			case <-m.done:
+			}
+		}()
+	}
+}
+
+func (m *Mount) invalidator() {
+	for {
+		select {
+		case <-m.done:
+			return
+		case c := <-m.notify:
+			for _, p := range c.Files {
+				if in := m.find(p); in != nil {
+					in.NotifyContent(0, 0)
+				}
+				if parent, name := m.parent(p); parent != nil {
+					parent.NotifyEntry(name)
+				}
+			}
+			for _, p := range c.Dirs {
+				m.refreshDir(p)
+			}
+		}
+	}
+}
+
+// find returns the inode the kernel knows at path p, or nil.
+func (m *Mount) find(p string) *gofs.Inode {
+	in := &m.root.Inode
+	if p == "" {
+		return in
+	}
+	for _, name := range strings.Split(p, "/") {
+		in = in.GetChild(name)
+		if in == nil {
+			return nil
+		}
+	}
+	return in
+}
+
+func (m *Mount) parent(p string) (*gofs.Inode, string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return &m.root.Inode, p
+	}
+	return m.find(p[:i]), p[i+1:]
+}
+
+// refreshDir invalidates a directory's attributes and every entry that was
+// added or removed under it.
+func (m *Mount) refreshDir(p string) {
+	in := m.find(p)
+	if in == nil {
+		// The kernel may hold a negative entry for it.
+		if parent, name := m.parent(p); parent != nil && p != "" {
+			parent.NotifyEntry(name)
+		}
+		return
+	}
+	in.NotifyContent(0, 0)
+	now := map[string]bool{}
+	if ents, err := m.root.sh.v.ReadDir(p); err == nil {
+		for _, e := range ents {
+			now[e.Name] = true
+		}
+	}
+	known := in.Children()
+	for name := range known {
+		if !now[name] {
+			in.NotifyEntry(name)
+		}
+	}
+	for name := range now {
+		if _, ok := known[name]; !ok {
+			in.NotifyEntry(name)
+		}
+	}
+}
+
+// Unmount detaches the mount. When it is busy, it fails with EBUSY; see
+// UnmountLazy.
+func (m *Mount) Unmount() error {
+	err := m.server.Unmount()
+	if err == nil {
+		m.stop()
+	}
+	return err
+}
+
+func (m *Mount) stop() {
+	select {
+	case <-m.done:
+	default:
+		close(m.done)
+	}
+}
+
+// Wait blocks until the mount is gone (unmounted by us or by the user).
+func (m *Mount) Wait() {
+	m.server.Wait()
+	m.stop()
+}
+
+// slogWriter adapts go-fuse's log.Logger output to slog at Debug.
+type slogWriter struct{ l *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.l.Debug(strings.TrimRight(string(p), "\n"), "op", "fuse")
+	return len(p), nil
+}

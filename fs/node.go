@@ -1,0 +1,234 @@
+package fs
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/skillfs/skillfs/vfs"
+)
+
+// CacheTimeout is how long the kernel may cache entries and attributes.
+// Changes are pushed to the kernel as they happen, so this only bounds how
+// long a lookup racing a catalog swap can keep the older answer.
+const CacheTimeout = time.Minute
+
+// negativeTimeout is how long a failed lookup is cached; new skills are
+// announced to the kernel explicitly, so it can be long too.
+const negativeTimeout = 10 * time.Second
+
+// shared is what every node of one mount refers to.
+type shared struct {
+	v   *vfs.FS
+	log *slog.Logger
+	uid uint32
+	gid uint32
+}
+
+// node is the one node type: a directory or a file of the tree, by path.
+// Behaviour comes from vfs; node only translates.
+type node struct {
+	gofs.Inode
+	sh   *shared
+	path string // mount-relative; "" for the root
+	dir  bool
+}
+
+var (
+	_ = (gofs.NodeLookuper)((*node)(nil))
+	_ = (gofs.NodeReaddirer)((*node)(nil))
+	_ = (gofs.NodeGetattrer)((*node)(nil))
+	_ = (gofs.NodeOpener)((*node)(nil))
+	_ = (gofs.NodeReader)((*node)(nil))
+	_ = (gofs.NodeGetxattrer)((*node)(nil))
+	_ = (gofs.NodeListxattrer)((*node)(nil))
+	_ = (gofs.NodeStatfser)((*node)(nil))
+)
+
+func (n *node) child(name string) string {
+	if n.path == "" {
+		return name
+	}
+	return n.path + "/" + name
+}
+
+func (sh *shared) fill(a vfs.Attr, out *fuse.Attr) {
+	out.Ino = a.Ino
+	out.Uid = sh.uid
+	out.Gid = sh.gid
+	if a.Kind == vfs.KindDir {
+		out.Mode = syscall.S_IFDIR | 0o555
+		out.Nlink = 2
+	} else {
+		out.Mode = syscall.S_IFREG | 0o444
+		out.Nlink = 1
+		out.Size = uint64(a.Size)
+		out.Blocks = (out.Size + 511) / 512
+	}
+	out.Blksize = 4096
+	out.SetTimes(&a.Mtime, &a.Mtime, &a.Mtime)
+}
+
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	p := n.child(name)
+	a, err := n.sh.v.Stat(p)
+	if err != nil {
+		out.SetEntryTimeout(negativeTimeout)
+		return nil, toErrno(n.sh.log, "lookup", p, err)
+	}
+	n.sh.fill(a, &out.Attr)
+	out.SetEntryTimeout(CacheTimeout)
+	out.SetAttrTimeout(attrTimeout(a))
+	mode := uint32(syscall.S_IFREG)
+	if a.Kind == vfs.KindDir {
+		mode = syscall.S_IFDIR
+	}
+	child := &node{sh: n.sh, path: p, dir: a.Kind == vfs.KindDir}
+	return n.NewInode(ctx, child, gofs.StableAttr{Mode: mode, Ino: a.Ino}), 0
+}
+
+// attrTimeout: a size that is not known yet must not be cached.
+func attrTimeout(a vfs.Attr) time.Duration {
+	if a.DirectIO {
+		return 0
+	}
+	return CacheTimeout
+}
+
+func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	ents, err := n.sh.v.ReadDir(n.path)
+	if err != nil {
+		return nil, toErrno(n.sh.log, "readdir", n.path, err)
+	}
+	list := make([]fuse.DirEntry, len(ents))
+	for i, e := range ents {
+		mode := uint32(syscall.S_IFREG)
+		if e.Kind == vfs.KindDir {
+			mode = syscall.S_IFDIR
+		}
+		list[i] = fuse.DirEntry{Name: e.Name, Ino: e.Ino, Mode: mode}
+	}
+	return gofs.NewListDirStream(list), 0
+}
+
+func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if h, ok := fh.(*handle); ok && h.size.Load() >= 0 {
+		// An open file keeps the size of the bytes it opened.
+		a, err := n.sh.v.Stat(n.path)
+		if err == nil {
+			a.Size = h.size.Load()
+			n.sh.fill(a, &out.Attr)
+			out.SetTimeout(CacheTimeout)
+			return 0
+		}
+	}
+	a, err := n.sh.v.Stat(n.path)
+	if err != nil {
+		return toErrno(n.sh.log, "getattr", n.path, err)
+	}
+	n.sh.fill(a, &out.Attr)
+	out.SetTimeout(attrTimeout(a))
+	return 0
+}
+
+func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	out.Bsize = 4096
+	out.Frsize = 4096
+	out.NameLen = 255
+	return 0
+}
+
+// handle is an open file.
+type handle struct {
+	h    *vfs.Handle
+	size atomic.Int64 // size once the bytes are loaded, -1 before
+}
+
+func newHandle(h *vfs.Handle) *handle {
+	fh := &handle{h: h}
+	fh.size.Store(-1)
+	return fh
+}
+
+func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if n.dir {
+		return nil, 0, syscall.EISDIR
+	}
+	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND|syscall.O_CREAT) != 0 {
+		return nil, 0, syscall.EROFS
+	}
+	a, err := n.sh.v.Stat(n.path)
+	if err != nil {
+		return nil, 0, toErrno(n.sh.log, "open", n.path, err)
+	}
+	h, err := n.sh.v.Open(n.path)
+	if err != nil {
+		return nil, 0, toErrno(n.sh.log, "open", n.path, err)
+	}
+	if a.DirectIO {
+		return newHandle(h), fuse.FOPEN_DIRECT_IO, 0
+	}
+	return newHandle(h), fuse.FOPEN_KEEP_CACHE, 0
+}
+
+func (n *node) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h, ok := fh.(*handle)
+	if !ok {
+		return nil, syscall.EBADF
+	}
+	b, err := h.h.Bytes(ctx)
+	if err != nil {
+		return nil, toErrno(n.sh.log, "read", n.path, err)
+	}
+	h.size.Store(int64(len(b)))
+	if off >= int64(len(b)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	end := min(off+int64(len(dest)), int64(len(b)))
+	return fuse.ReadResultData(b[off:end]), 0
+}
+
+func (n *node) xattrs() ([]vfs.Xattr, syscall.Errno) {
+	xs, err := n.sh.v.Xattrs(n.path)
+	if err != nil {
+		return nil, toErrno(n.sh.log, "getxattr", n.path, err)
+	}
+	return xs, 0
+}
+
+func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	xs, errno := n.xattrs()
+	if errno != 0 {
+		return 0, errno
+	}
+	for _, x := range xs {
+		if x.Name == attr {
+			if len(dest) < len(x.Value) {
+				return uint32(len(x.Value)), syscall.ERANGE
+			}
+			return uint32(copy(dest, x.Value)), 0
+		}
+	}
+	return 0, syscall.Errno(fuse.ENOATTR)
+}
+
+func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	xs, errno := n.xattrs()
+	if errno != 0 {
+		return 0, errno
+	}
+	var b []byte
+	for _, x := range xs {
+		b = append(b, x.Name...)
+		b = append(b, 0)
+	}
+	if len(dest) < len(b) {
+		return uint32(len(b)), syscall.ERANGE
+	}
+	return uint32(copy(dest, b)), 0
+}

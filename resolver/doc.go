@@ -1,0 +1,20 @@
+// Package resolver owns MCP: one supervised go-sdk client session per origin
+// (a configured server), and the SEP-2640 calls skillfs makes on it.
+//
+// An Origin connects over the transport its config names (a stdio command,
+// streamable HTTP, legacy SSE, or an in-process byte stream for the demo),
+// reads the io.modelcontextprotocol/skills extension from the server's
+// capabilities, enumerates skills/list within caps on pages, entries and
+// time, checks every entry with package verify and publishes the result as
+// a Catalog. It re-lists on notifications/resources/list_changed, on a
+// timer and on request, and reconnects with backoff when the session ends.
+//
+// Fetch reads one file with resources/read, bounded before it is decoded
+// (package transport refuses an over-long response without ending the
+// session) and charged to the origin's byte budget. Fetch does not verify:
+// the caller checks the bytes against the held entry. GetSkill and ReadDir
+// wrap skills/get and resources/directory/read.
+//
+// go-sdk types stay inside this package; callers see skillfs's own types
+// and the error values in errors.go.
+package resolver

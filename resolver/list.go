@@ -1,0 +1,324 @@
+package resolver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillfs/skillfs/resolver/transport"
+	"github.com/skillfs/skillfs/verify"
+)
+
+// A Catalog is the result of one enumeration of an origin.
+type Catalog struct {
+	// Skills are the entries that passed verify.CheckEntry, in listing
+	// order, including pinned skills confirmed with skills/get.
+	Skills []*verify.Skill
+	// Rejected are the entries left out, with the reason.
+	Rejected []Rejection
+	// Truncated is empty when the listing was followed to its end, and
+	// otherwise says which cap stopped it.
+	Truncated string
+	// TTL is the listing's ttlMs freshness hint, or zero.
+	TTL time.Duration
+	At  time.Time
+}
+
+// A Rejection is an entry the origin served that skillfs left out.
+type Rejection struct {
+	URI    string
+	Reason verify.Reason
+	Detail string
+}
+
+// Reasons the resolver adds to verify's.
+const (
+	// ReasonDynamic: a "dynamic" skill on an origin that does not allow them.
+	ReasonDynamic verify.Reason = "dynamic"
+	// ReasonConflict: the listing carried two different entries for one URI.
+	ReasonConflict verify.Reason = "conflict"
+	// ReasonPinFailed: a pinned URI that skills/get did not confirm.
+	ReasonPinFailed verify.Reason = "pin-failed"
+)
+
+func rejection(uri string, err error) Rejection {
+	r := Rejection{URI: uri, Reason: verify.ReasonOf(err), Detail: err.Error()}
+	var ve *verify.Error
+	if errors.As(err, &ve) {
+		r.Detail = ve.Detail
+		if r.URI == "" {
+			r.URI = ve.Subject
+		}
+	}
+	if r.Reason == "" {
+		r.Reason = verify.Malformed
+	}
+	return r
+}
+
+// enumerate follows skills/list to its end within the origin's caps, checks
+// every entry, and confirms the pinned URIs.
+func (o *Origin) enumerate(ctx context.Context, cs *mcp.ClientSession) (*Catalog, error) {
+	lctx, cancel := context.WithTimeout(ctx, o.limits.ListTimeout)
+	defer cancel()
+	cat := &Catalog{}
+	byURI := map[string]int{} // canonical uri → index in cat.Skills
+	conflicted := map[string]bool{}
+	seenCursors := map[string]bool{}
+	cursor := ""
+	entries := 0
+	for page := 0; ; page++ {
+		if page >= o.limits.MaxListPages {
+			cat.Truncated = fmt.Sprintf("stopped after %d pages (max_list_pages)", page)
+			break
+		}
+		cctx, ccancel := context.WithTimeout(lctx, o.limits.CallTimeout)
+		res, err := mcp.CallCustomMethod[*listParams, *listResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, methodList, &listParams{Cursor: cursor})
+		ccancel()
+		if err != nil {
+			if lctx.Err() != nil && ctx.Err() == nil {
+				if page == 0 {
+					return nil, fmt.Errorf("skills/list: %w: no answer within %v", ErrTimeout, o.limits.ListTimeout)
+				}
+				cat.Truncated = fmt.Sprintf("stopped after %v (list_timeout)", o.limits.ListTimeout)
+				break
+			}
+			err = classify(err)
+			if page == 0 {
+				return nil, fmt.Errorf("skills/list: %w", err)
+			}
+			cat.Truncated = fmt.Sprintf("page %d failed: %v", page+1, err)
+			break
+		}
+		if page == 0 && res.TTLMs != nil && *res.TTLMs > 0 {
+			cat.TTL = time.Duration(*res.TTLMs) * time.Millisecond
+		}
+		for _, raw := range res.Skills {
+			if entries >= o.limits.MaxListEntries {
+				break
+			}
+			entries++
+			o.admit(cat, raw, byURI, conflicted)
+		}
+		if entries >= o.limits.MaxListEntries && (len(res.Skills) > 0 || res.NextCursor != "") {
+			cat.Truncated = fmt.Sprintf("stopped at %d entries (max_list_entries)", entries)
+			break
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		if seenCursors[res.NextCursor] {
+			cat.Truncated = fmt.Sprintf("stopped at page %d: the server repeated a cursor", page+1)
+			break
+		}
+		seenCursors[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+	if cat.Truncated != "" {
+		o.log.Warn("skills/list truncated", "op", "list", "err", cat.Truncated)
+	}
+	o.confirmPins(lctx, cat, byURI)
+	cat.At = time.Now()
+	return cat, nil
+}
+
+// admit checks one raw entry and adds it to the catalog or its rejections.
+func (o *Origin) admit(cat *Catalog, raw json.RawMessage, byURI map[string]int, conflicted map[string]bool) {
+	s, err := verify.DecodeEntry(raw, o.entries)
+	if err != nil {
+		rej := rejection(rawURI(raw), err)
+		o.log.Warn("skill rejected", "op", "list", "uri", rej.URI, "err", err)
+		cat.Rejected = append(cat.Rejected, rej)
+		return
+	}
+	o.add(cat, s, byURI, conflicted)
+}
+
+func (o *Origin) add(cat *Catalog, s *verify.Skill, byURI map[string]int, conflicted map[string]bool) {
+	key := s.URI.String()
+	if s.Dynamic && !o.cfg.AllowDynamic {
+		cat.Rejected = append(cat.Rejected, Rejection{URI: key, Reason: ReasonDynamic,
+			Detail: "the server publishes no digests for this skill; set allow_dynamic for this server to show it unverified"})
+		return
+	}
+	if conflicted[key] {
+		return
+	}
+	if i, ok := byURI[key]; ok {
+		if sameEntry(cat.Skills[i], s) {
+			return
+		}
+		conflicted[key] = true
+		cat.Skills = append(cat.Skills[:i], cat.Skills[i+1:]...)
+		delete(byURI, key)
+		for k, j := range byURI {
+			if j > i {
+				byURI[k] = j - 1
+			}
+		}
+		cat.Rejected = append(cat.Rejected, Rejection{URI: key, Reason: ReasonConflict,
+			Detail: "the listing carries two different entries for this skill"})
+		o.log.Warn("skill rejected", "op", "list", "uri", key, "err", "two different entries for one skill")
+		return
+	}
+	byURI[key] = len(cat.Skills)
+	cat.Skills = append(cat.Skills, s)
+}
+
+// sameEntry reports whether two entries for one URI say the same thing.
+func sameEntry(a, b *verify.Skill) bool {
+	ja, err1 := json.Marshal(a.Entry)
+	jb, err2 := json.Marshal(b.Entry)
+	return err1 == nil && err2 == nil && string(ja) == string(jb)
+}
+
+// rawURI extracts the uri of an entry that failed to decode, for the log.
+func rawURI(raw json.RawMessage) string {
+	var e struct {
+		URI any `json:"uri"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return ""
+	}
+	s, _ := e.URI.(string)
+	if len(s) > 512 {
+		s = s[:512] + "…"
+	}
+	return s
+}
+
+// confirmPins calls skills/get for each pinned URI the listing did not carry.
+func (o *Origin) confirmPins(ctx context.Context, cat *Catalog, byURI map[string]int) {
+	for _, pin := range o.cfg.Pin {
+		u, err := verify.ParseURI(pin)
+		if err != nil {
+			cat.Rejected = append(cat.Rejected, rejection(pin, err))
+			continue
+		}
+		if _, ok := byURI[u.String()]; ok {
+			continue
+		}
+		s, err := o.GetSkill(ctx, pin)
+		if err != nil {
+			reason := verify.ReasonOf(err)
+			if reason == "" {
+				reason = ReasonPinFailed
+			}
+			cat.Rejected = append(cat.Rejected, Rejection{URI: pin, Reason: reason, Detail: err.Error()})
+			o.log.Warn("pinned skill not confirmed", "op", "get", "uri", pin, "err", err)
+			continue
+		}
+		o.add(cat, s, byURI, map[string]bool{})
+	}
+}
+
+// GetSkill asks the server for one skill's current entry with skills/get
+// and checks it. The entry must describe the URI asked for.
+func (o *Origin) GetSkill(ctx context.Context, uri string) (*verify.Skill, error) {
+	want, err := verify.ParseURI(uri)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := o.session(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("skills/get %s: %w", uri, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, o.limits.CallTimeout)
+	defer cancel()
+	res, err := mcp.CallCustomMethod[*getParams, *getResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, methodGet, &getParams{URI: want.String()})
+	if err != nil {
+		return nil, fmt.Errorf("skills/get %s: %w", uri, o.lost(cs, classify(err)))
+	}
+	if len(res.Skill) == 0 {
+		return nil, fmt.Errorf("skills/get %s: %w: no skill in the result", uri, ErrMalformed)
+	}
+	s, err := verify.DecodeEntry(res.Skill, o.entries)
+	if err != nil {
+		return nil, err
+	}
+	if s.URI.String() != want.String() {
+		return nil, &verify.Error{Reason: verify.OutsideSkill, Subject: uri,
+			Detail: fmt.Sprintf("skills/get answered with the entry of %s", s.URI)}
+	}
+	if s.Dynamic && !o.cfg.AllowDynamic {
+		return nil, &verify.Error{Reason: ReasonDynamic, Subject: uri,
+			Detail: "the server publishes no digests for this skill; set allow_dynamic for this server to show it unverified"}
+	}
+	return s, nil
+}
+
+// A DirChild is one child of a directory read.
+type DirChild struct {
+	URI verify.URI
+	Dir bool
+}
+
+// ReadDir lists a directory with resources/directory/read, within the
+// origin's caps. Children that are not direct, clean children of dir are
+// dropped and logged.
+func (o *Origin) ReadDir(ctx context.Context, dir verify.URI) ([]DirChild, error) {
+	if !o.Status().DirectoryRead {
+		return nil, ErrNoDirectoryRead
+	}
+	cs, err := o.session(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("directory read %s: %w", dir, err)
+	}
+	var out []DirChild
+	seen := map[string]bool{}
+	seenCursors := map[string]bool{}
+	cursor := ""
+	for page := 0; page < o.limits.MaxDirPages; page++ {
+		cctx, cancel := context.WithTimeout(ctx, o.limits.CallTimeout)
+		res, err := mcp.CallCustomMethod[*readDirParams, *readDirResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, methodReadDir, &readDirParams{URI: dir.String(), Cursor: cursor})
+		cancel()
+		if err != nil {
+			if page == 0 {
+				return nil, fmt.Errorf("directory read %s: %w", dir, o.lost(cs, classify(err)))
+			}
+			o.log.Warn("directory read truncated", "op", "readdir", "uri", dir.String(), "err", err)
+			return out, nil
+		}
+		for _, raw := range res.Resources {
+			if len(out) >= o.limits.MaxDirEntries {
+				o.log.Warn("directory read truncated", "op", "readdir", "uri", dir.String(), "err", fmt.Sprintf("more than %d children (max_dir_entries)", o.limits.MaxDirEntries))
+				return out, nil
+			}
+			var c dirChild
+			if err := json.Unmarshal(raw, &c); err != nil {
+				o.log.Warn("directory child dropped", "op", "readdir", "uri", dir.String(), "err", fmt.Errorf("malformed child: %w", err))
+				continue
+			}
+			u, err := verify.ParseURI(c.URI)
+			if err == nil {
+				if p, ok := u.Parent(); !ok || p.String() != dir.String() {
+					err = &verify.Error{Reason: verify.OutsideSkill, Subject: c.URI, Detail: fmt.Sprintf("not a direct child of %s", dir)}
+				}
+			}
+			if err != nil {
+				o.log.Warn("directory child dropped", "op", "readdir", "uri", c.URI, "err", err)
+				continue
+			}
+			if seen[u.Name()] {
+				continue
+			}
+			seen[u.Name()] = true
+			out = append(out, DirChild{URI: u, Dir: c.MIMEType == mimeDirectory})
+		}
+		if res.NextCursor == "" {
+			return out, nil
+		}
+		if seenCursors[res.NextCursor] {
+			o.log.Warn("directory read truncated", "op", "readdir", "uri", dir.String(), "err", "the server repeated a cursor")
+			return out, nil
+		}
+		seenCursors[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+	o.log.Warn("directory read truncated", "op", "readdir", "uri", dir.String(), "err", fmt.Sprintf("stopped after %d pages (max_dir_pages)", o.limits.MaxDirPages))
+	return out, nil
+}

@@ -1,0 +1,473 @@
+package resolver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/resolver/transport"
+	"github.com/skillfs/skillfs/verify"
+)
+
+// Options configure an Origin.
+type Options struct {
+	Origin config.Origin
+	// Dial, when set, replaces the transport the config names: the origin
+	// speaks newline-delimited JSON-RPC over the stream it returns. The
+	// embedded demo server uses it.
+	Dial func(ctx context.Context) (io.ReadWriteCloser, error)
+	// OnCatalog receives every enumeration result. It is called from the
+	// origin's supervisor goroutine, one call at a time.
+	OnCatalog func(*Catalog)
+	// Logger receives the origin's log lines; nil discards them.
+	Logger *slog.Logger
+	// Version is sent as the client version.
+	Version string
+}
+
+// State is where an origin's session stands.
+type State string
+
+const (
+	StateConnecting State = "connecting"
+	StateConnected  State = "connected"
+	// StateNoSkills: connected, but the server does not declare the
+	// skills extension. Not an error.
+	StateNoSkills State = "no-skills"
+	StateOffline  State = "offline"
+	StateStopped  State = "stopped"
+)
+
+// Status is a snapshot of an origin for .skillfs/status.json.
+type Status struct {
+	State         State
+	Protocol      string
+	ServerName    string // self-reported serverInfo.name: informational only
+	DirectoryRead bool
+	Skills        int
+	Rejected      int
+	Truncated     string
+	ListedAt      time.Time
+	BytesFetched  int64
+	Budget        int64
+	Reads         int64 // resources/read requests sent
+	LastError     string
+	LastErrorAt   time.Time
+}
+
+// An Origin is one configured server and its supervised session.
+type Origin struct {
+	opts    Options
+	cfg     config.Origin
+	limits  config.Limits
+	log     *slog.Logger
+	entries verify.EntryOptions
+	relist  chan struct{}
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every state change
+	// cancelSession ends the context the live session was connected with.
+	cancelSession context.CancelFunc
+	sess          *mcp.ClientSession
+	status        Status
+	// budgetUsed counts bytes reserved or fetched against Limits.Budget.
+	budgetUsed int64
+	// held maps the canonical SKILL.md URI of every skill in the last
+	// catalog, for skills/get lookups that must not duplicate listing work.
+	held map[string]bool
+}
+
+// New returns an Origin; Run starts it.
+func New(opts Options) *Origin {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg := opts.Origin
+	o := &Origin{
+		opts:   opts,
+		cfg:    cfg,
+		limits: cfg.Limits,
+		log:    log.With("origin", cfg.Label),
+		entries: verify.EntryOptions{
+			Strict:      cfg.Strict,
+			MaxFileSize: cfg.Limits.MaxFileSize,
+		},
+		relist:  make(chan struct{}, 1),
+		changed: make(chan struct{}),
+	}
+	o.status = Status{State: StateConnecting, Budget: cfg.Limits.Budget}
+	return o
+}
+
+// Label is the origin's host-assigned label.
+func (o *Origin) Label() string { return o.cfg.Label }
+
+// Status returns a snapshot of the origin's state.
+func (o *Origin) Status() Status {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := o.status
+	s.BytesFetched = o.budgetUsed
+	return s
+}
+
+// Refresh asks the supervisor to enumerate again soon. It never blocks.
+func (o *Origin) Refresh() {
+	select {
+	case o.relist <- struct{}{}:
+	default:
+	}
+}
+
+func (o *Origin) setError(op string, err error) {
+	o.mu.Lock()
+	o.status.LastError = fmt.Sprintf("%s: %v", op, err)
+	o.status.LastErrorAt = time.Now()
+	o.mu.Unlock()
+}
+
+func (o *Origin) setState(s State) {
+	o.mu.Lock()
+	o.status.State = s
+	o.signal()
+	o.mu.Unlock()
+}
+
+// signal wakes callers waiting in session; o.mu is held.
+func (o *Origin) signal() {
+	close(o.changed)
+	o.changed = make(chan struct{})
+}
+
+// session returns the live session. While a connection attempt is under
+// way it waits for it (a read right after start should not fail because the
+// server has not answered yet); otherwise no session is ErrOffline at once.
+func (o *Origin) session(ctx context.Context) (*mcp.ClientSession, error) {
+	for {
+		o.mu.Lock()
+		sess, state, changed := o.sess, o.status.State, o.changed
+		o.mu.Unlock()
+		if sess != nil {
+			return sess, nil
+		}
+		if state != StateConnecting {
+			return nil, ErrOffline
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: still connecting", ErrOffline)
+		}
+	}
+}
+
+// lost ends a session a call found unreachable, so that reads fail fast
+// from now on and the supervisor reconnects with backoff. It returns err.
+func (o *Origin) lost(cs *mcp.ClientSession, err error) error {
+	if !errors.Is(err, ErrOffline) {
+		return err
+	}
+	o.mu.Lock()
+	if o.sess == cs {
+		o.sess = nil
+		o.status.State = StateOffline
+		o.status.LastError = err.Error()
+		o.status.LastErrorAt = time.Now()
+		o.signal()
+	}
+	o.mu.Unlock()
+	go cs.Close()
+	return err
+}
+
+// Run supervises the origin until ctx ends: it connects, enumerates,
+// re-enumerates when told to, and reconnects with backoff when the session
+// ends. It returns nil when ctx is done.
+func (o *Origin) Run(ctx context.Context) error {
+	const (
+		minBackoff = 500 * time.Millisecond
+		maxBackoff = 30 * time.Second
+	)
+	backoff := minBackoff
+	for ctx.Err() == nil {
+		started := time.Now()
+		err := o.runSession(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		o.setState(StateOffline)
+		if err != nil {
+			o.setError("session", err)
+			o.log.Warn("server session ended", "op", "connect", "err", err, "retry_in", backoff)
+		}
+		if time.Since(started) > time.Minute {
+			backoff = minBackoff
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, maxBackoff)
+	}
+	o.setState(StateStopped)
+	return nil
+}
+
+// runSession connects once and serves the session until it ends.
+func (o *Origin) runSession(ctx context.Context) error {
+	o.setState(StateConnecting)
+	cs, err := o.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		o.mu.Lock()
+		o.sess = nil
+		cancel := o.cancelSession
+		o.cancelSession = nil
+		o.mu.Unlock()
+		cs.Close()
+		if cancel != nil {
+			cancel()
+		}
+	}()
+
+	ir := cs.InitializeResult()
+	directoryRead, declared := skillsExtension(ir)
+	o.mu.Lock()
+	o.sess = cs
+	o.status.Protocol = ir.ProtocolVersion
+	if ir.ServerInfo != nil {
+		o.status.ServerName = ir.ServerInfo.Name
+	}
+	o.status.DirectoryRead = directoryRead
+	if declared {
+		o.status.State = StateConnected
+	} else {
+		o.status.State = StateNoSkills
+	}
+	o.signal()
+	o.mu.Unlock()
+	o.log.Info("connected", "protocol", ir.ProtocolVersion, "skills_extension", declared, "directory_read", directoryRead)
+
+	ended := make(chan error, 1)
+	go func() { ended <- cs.Wait() }()
+
+	if !declared {
+		o.publish(&Catalog{At: time.Now()})
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-ended:
+			return sessionEnded(err)
+		}
+	}
+
+	var ttl time.Duration
+	for {
+		cat, err := o.enumerate(ctx, cs)
+		switch {
+		case err == nil:
+			ttl = cat.TTL
+			o.publish(cat)
+		case ctx.Err() != nil:
+			return nil
+		default:
+			o.setError("list", err)
+			o.log.Warn("skills/list failed", "op", "list", "err", err)
+			if errors.Is(err, ErrOffline) {
+				return err
+			}
+		}
+		wait := o.limits.RefreshInterval
+		if ttl > 0 && (wait <= 0 || ttl < wait) {
+			wait = max(ttl, time.Second)
+		}
+		if err := o.waitForRelist(ctx, ended, wait); err != nil || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// waitForRelist returns when it is time to enumerate again (nil), or when
+// the session or ctx ended.
+func (o *Origin) waitForRelist(ctx context.Context, ended <-chan error, wait time.Duration) error {
+	var timer <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-ended:
+		return sessionEnded(err)
+	case <-o.relist:
+		// Coalesce a burst of notifications into one re-list.
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			return nil
+		}
+		select {
+		case <-o.relist:
+		default:
+		}
+	case <-timer:
+	}
+	return nil
+}
+
+func sessionEnded(err error) error {
+	if err == nil || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+		return errors.New("the server closed the session")
+	}
+	return fmt.Errorf("session ended: %w", err)
+}
+
+func (o *Origin) publish(c *Catalog) {
+	held := make(map[string]bool, len(c.Skills))
+	for _, s := range c.Skills {
+		held[s.URI.String()] = true
+	}
+	o.mu.Lock()
+	o.held = held
+	o.status.Skills = len(c.Skills)
+	o.status.Rejected = len(c.Rejected)
+	o.status.Truncated = c.Truncated
+	o.status.ListedAt = c.At
+	o.mu.Unlock()
+	if o.opts.OnCatalog != nil {
+		o.opts.OnCatalog(c)
+	}
+}
+
+// skillsExtension reads the extension declaration from the server's
+// capabilities: whether it is declared, and whether directoryRead is true.
+func skillsExtension(ir *mcp.InitializeResult) (directoryRead, declared bool) {
+	if ir == nil || ir.Capabilities == nil || ir.Capabilities.Extensions == nil {
+		return false, false
+	}
+	v, ok := ir.Capabilities.Extensions[extensionID]
+	if !ok {
+		return false, false
+	}
+	if m, ok := v.(map[string]any); ok {
+		b, _ := m["directoryRead"].(bool)
+		return b, true
+	}
+	return false, true
+}
+
+func (o *Origin) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	t, err := o.transport()
+	if err != nil {
+		return nil, err
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "skillfs", Version: o.opts.Version}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			o.log.Debug("resources/list_changed received", "op", "notify")
+			o.Refresh()
+		},
+	})
+	if err := registerMethods(client); err != nil {
+		return nil, err
+	}
+	// The context given to Connect must outlive the handshake: the legacy
+	// SSE transport keeps its event stream on it. So the connect timeout
+	// cancels it only while the handshake is still under way.
+	sctx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(o.limits.ConnectTimeout, cancel)
+	cs, err := client.Connect(sctx, t, nil)
+	if !timer.Stop() || err != nil {
+		cancel()
+		if err == nil {
+			cs.Close()
+			err = context.DeadlineExceeded
+		}
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("connect: no answer within %v", o.limits.ConnectTimeout)
+		}
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	o.mu.Lock()
+	o.cancelSession = cancel
+	o.mu.Unlock()
+	return cs, nil
+}
+
+func (o *Origin) transportOptions() transport.Options {
+	return transport.Options{
+		MaxFrame: maxFrame(o.limits.MaxFileSize),
+		Headers:  o.cfg.Headers,
+		Logger:   o.log,
+	}
+}
+
+func (o *Origin) transport() (mcp.Transport, error) {
+	topts := o.transportOptions()
+	if o.opts.Dial != nil {
+		rwc, err := o.opts.Dial(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("dial: %w", err)
+		}
+		return transport.Stream(rwc, topts), nil
+	}
+	switch o.cfg.Kind {
+	case config.Stdio:
+		cmd := exec.Command(o.cfg.Command, o.cfg.Args...)
+		cmd.Dir = o.cfg.Cwd
+		cmd.Env = os.Environ()
+		for k, v := range o.cfg.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		return transport.Command(cmd, topts), nil
+	case config.HTTP:
+		// The SDK's own event cap would end the session; ours (in the
+		// HTTP client) refuses one response and keeps it, so it must be
+		// the smaller of the two.
+		return &mcp.StreamableClientTransport{
+			Endpoint:     o.cfg.URL,
+			HTTPClient:   transport.HTTPClient(topts),
+			MaxEventSize: int(topts.MaxFrame) + 1<<20,
+		}, nil
+	case config.SSE:
+		return &mcp.SSEClientTransport{
+			Endpoint:     o.cfg.URL,
+			HTTPClient:   transport.HTTPClient(topts),
+			MaxEventSize: int(topts.MaxFrame) + 1<<20,
+		}, nil
+	}
+	return nil, fmt.Errorf("unknown transport kind %q", o.cfg.Kind)
+}
+
+// maxFrame is the hard cap on any message from the server: room for a file
+// of the per-file cap base64-encoded (4/3) or as typical JSON text, plus the
+// envelope. A text file whose JSON escaping more than doubles it near the
+// cap is refused; that is documented.
+func maxFrame(maxFile int64) int64 {
+	return maxFile*3/2 + 1<<20
+}
+
+// readLimit is the largest raw response accepted for a file of n declared
+// bytes: JSON escaping can make text up to six times longer (\u0000), base64
+// four thirds; plus room for the envelope. It never exceeds the frame cap.
+func readLimit(n, frame int64) int64 {
+	const envelope = 64 << 10
+	return min(6*n+envelope, frame)
+}

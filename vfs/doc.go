@@ -1,0 +1,32 @@
+// Package vfs owns what the mount shows and serves; package fs only adapts
+// it to go-fuse.
+//
+// The tree. The mount root holds one directory per configured origin, named
+// by its host-assigned label, and the generated .skillfs directory
+// (index.json, index.md, status.json). Under an origin, every file of every
+// held skill sits at the path its resource URI maps to (verify.URI.Path:
+// skill://a/b/FILE → a/b/FILE, other schemes under @scheme/); directories
+// are exactly the ancestors of those files. A skill directory therefore
+// lists exactly its manifest, and nothing a server says outside the manifest
+// (a directory read, a stray resources/list entry) adds a file to it.
+//
+// Snapshots. Each origin holds an immutable tree built from its last
+// catalog; a new catalog (a re-list, a skills/get after a mismatch) builds a
+// new tree and swaps it in atomically. OnChange then names the paths whose
+// contents or children changed so the kernel's caches can be invalidated.
+// A handle keeps the file it was opened on.
+//
+// Reads. A file's bytes come from the store when it holds them (re-hashed
+// on every load from disk); otherwise the first read fetches the file with
+// resources/read, checks size, digest and — for a SKILL.md — the
+// frontmatter against every held entry whose SKILL.md it is, stores the
+// bytes and only then serves them. Concurrent first reads of one file share
+// one request. A failed check may mean the listing is stale: the owning
+// skill is asked for again with skills/get (at most once per skill per
+// staleRetry), a changed entry replaces the held one, and the read is
+// retried once against it. Anything else fails the read with a *ReadError
+// naming the reason, which index.json also shows.
+//
+// Nothing is fetched ahead of need: Stat, ReadDir and Open never read a
+// file; only the first ReadAt of a handle does.
+package vfs

@@ -1,0 +1,370 @@
+package vfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/resolver"
+	"github.com/skillfs/skillfs/store"
+)
+
+// MetaDir is the name of the generated directory at the mount root.
+const MetaDir = ".skillfs"
+
+// Options configure an FS.
+type Options struct {
+	Config *config.Config
+	Store  *store.Store
+	// Dial replaces the transport of the origins it names (the demo).
+	Dial map[string]func(ctx context.Context) (io.ReadWriteCloser, error)
+	// OnChange is told which paths changed when a new catalog is swapped
+	// in. Paths are mount-relative. It is called without locks held.
+	OnChange func(Change)
+	Logger   *slog.Logger
+	Version  string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// A Change names what a catalog swap changed under one origin.
+type Change struct {
+	// Files changed content or metadata, or went away.
+	Files []string
+	// Dirs gained or lost children.
+	Dirs []string
+}
+
+// FS is the mount's core: the origins, their trees and the read path.
+type FS struct {
+	opts    Options
+	log     *slog.Logger
+	now     func() time.Time
+	origins map[string]*origin
+	labels  []string
+	started time.Time
+	wg      sync.WaitGroup
+}
+
+type origin struct {
+	fs     *FS
+	cfg    config.Origin
+	id     string
+	log    *slog.Logger
+	res    *resolver.Origin
+	store  *store.Origin
+	tree   atomic.Pointer[tree]
+	ready  chan struct{}
+	readyO sync.Once
+	flight flight
+
+	mu       sync.Mutex
+	failures map[string]failure     // path → the last failed read
+	gotAt    map[string]time.Time   // skill uri → last staleness skills/get
+	flags    map[string][]string    // skill uri → flags found in its SKILL.md content
+	lengths  map[string]int64       // digest → verified length, for entries without size
+	verified map[string]struct{}    // digests verified in this run
+	swapMu   sync.Mutex             // serialises tree swaps
+	catSaved atomic.Pointer[string] // last saved catalog JSON, to skip rewrites
+}
+
+type failure struct {
+	reason string
+	detail string
+	at     time.Time
+}
+
+// New builds the FS for a config. Nothing connects until Start.
+func New(opts Options) (*FS, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	f := &FS{opts: opts, log: log, now: now, origins: map[string]*origin{}, started: now()}
+	for _, oc := range opts.Config.Origins {
+		if oc.Label == MetaDir {
+			return nil, fmt.Errorf("origin label %q is reserved", oc.Label)
+		}
+		so, err := opts.Store.Origin(oc.ID())
+		if err != nil {
+			return nil, fmt.Errorf("store for %s: %w", oc.Label, err)
+		}
+		o := &origin{
+			fs:       f,
+			cfg:      oc,
+			id:       oc.ID(),
+			log:      log.With("origin", oc.Label),
+			store:    so,
+			ready:    make(chan struct{}),
+			failures: map[string]failure{},
+			gotAt:    map[string]time.Time{},
+			flags:    map[string][]string{},
+			lengths:  map[string]int64{},
+			verified: map[string]struct{}{},
+		}
+		o.res = resolver.New(resolver.Options{
+			Origin:    oc,
+			Dial:      opts.Dial[oc.Label],
+			OnCatalog: o.onCatalog,
+			Logger:    log,
+			Version:   opts.Version,
+		})
+		o.tree.Store(buildTree(oc.Label, &resolver.Catalog{}, "none", nil, f.started))
+		f.origins[oc.Label] = o
+		f.labels = append(f.labels, oc.Label)
+	}
+	slices.Sort(f.labels)
+	return f, nil
+}
+
+// Start loads each origin's saved catalog and starts its supervisor. The
+// supervisors stop when ctx ends; Wait waits for them.
+func (f *FS) Start(ctx context.Context) {
+	for _, label := range f.labels {
+		o := f.origins[label]
+		o.loadSaved()
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			o.res.Run(ctx)
+		}()
+	}
+}
+
+// Wait waits for the supervisors started by Start to stop.
+func (f *FS) Wait() { f.wg.Wait() }
+
+// Ready waits until every origin has a catalog (live or saved) or has
+// failed its first connection, or until ctx ends. It reports the labels
+// still waiting.
+func (f *FS) Ready(ctx context.Context) []string {
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var waiting []string
+		for _, label := range f.labels {
+			o := f.origins[label]
+			select {
+			case <-o.ready:
+				continue
+			default:
+			}
+			switch o.res.Status().State {
+			case resolver.StateOffline, resolver.StateNoSkills:
+				o.markReady()
+				continue
+			}
+			waiting = append(waiting, label)
+		}
+		if len(waiting) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return waiting
+		case <-tick.C:
+		}
+	}
+}
+
+func (o *origin) markReady() { o.readyO.Do(func() { close(o.ready) }) }
+
+// Labels returns the origin labels in order.
+func (f *FS) Labels() []string { return slices.Clone(f.labels) }
+
+// Refresh asks every origin to enumerate again (SIGHUP).
+func (f *FS) Refresh() {
+	for _, o := range f.origins {
+		o.res.Refresh()
+	}
+}
+
+// onCatalog swaps in a live catalog.
+func (o *origin) onCatalog(c *resolver.Catalog) {
+	o.swap(func(*tree) (*resolver.Catalog, string) { return c, "live" })
+	o.saveCatalog()
+	o.markReady()
+}
+
+// swap builds a new tree from the catalog next returns and swaps it in,
+// then reports what changed.
+func (o *origin) swap(next func(old *tree) (*resolver.Catalog, string)) {
+	o.swapMu.Lock()
+	old := o.tree.Load()
+	cat, source := next(old)
+	t := buildTree(o.cfg.Label, cat, source, old, o.fs.now())
+	o.tree.Store(t)
+	o.swapMu.Unlock()
+	for _, r := range t.rejected {
+		if r.Reason == "collision" {
+			o.log.Warn("skill rejected", "op", "list", "uri", r.URI, "err", r.Detail)
+		}
+	}
+	files, dirs := changes(old, t)
+	if len(files) > 0 {
+		o.forget(files)
+	}
+	if o.fs.opts.OnChange != nil && (len(files) > 0 || len(dirs) > 0) {
+		o.fs.opts.OnChange(Change{Files: o.mountPaths(files), Dirs: o.mountPaths(dirs)})
+	}
+}
+
+// forget drops the failures recorded for paths whose entry changed.
+func (o *origin) forget(paths []string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, p := range paths {
+		delete(o.failures, p)
+	}
+}
+
+func (o *origin) mountPaths(ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = joinPath(o.cfg.Label, p)
+	}
+	return out
+}
+
+func joinPath(a, b string) string {
+	if b == "" {
+		return a
+	}
+	if a == "" {
+		return b
+	}
+	return a + "/" + b
+}
+
+// resolve splits a mount-relative path into its origin and the path below.
+func (f *FS) resolve(p string) (*origin, string, bool) {
+	label, rest, _ := strings.Cut(p, "/")
+	o, ok := f.origins[label]
+	return o, rest, ok
+}
+
+// Kind is the type of a node.
+type Kind uint8
+
+const (
+	KindDir Kind = iota
+	KindFile
+)
+
+// Attr is what Stat reports.
+type Attr struct {
+	Kind  Kind
+	Ino   uint64
+	Size  int64
+	Mtime time.Time
+	// DirectIO: the size is not known before the file is read, so the
+	// kernel must not trust it (or cache pages) for this open.
+	DirectIO bool
+}
+
+// A DirEntry is one child in ReadDir.
+type DirEntry struct {
+	Name string
+	Kind Kind
+	Ino  uint64
+}
+
+// ErrNotExist is returned for paths the tree does not have.
+var ErrNotExist = errors.New("no such file or directory")
+
+// Stat describes the node at a mount-relative path ("" is the root).
+func (f *FS) Stat(p string) (Attr, error) {
+	if p == "" {
+		return Attr{Kind: KindDir, Ino: 1, Mtime: f.started}, nil
+	}
+	if p == MetaDir || strings.HasPrefix(p, MetaDir+"/") {
+		return f.statMeta(p)
+	}
+	o, rest, ok := f.resolve(p)
+	if !ok {
+		return Attr{}, ErrNotExist
+	}
+	t := o.tree.Load()
+	n := t.nodes[rest]
+	if n == nil {
+		return Attr{}, ErrNotExist
+	}
+	return o.attr(n), nil
+}
+
+func (o *origin) attr(n *node) Attr {
+	if n.isDir() {
+		return Attr{Kind: KindDir, Ino: n.ino, Mtime: n.mtime}
+	}
+	a := Attr{Kind: KindFile, Ino: n.ino, Mtime: n.mtime}
+	switch r := n.file.res; {
+	case r.HasSize:
+		a.Size = r.Size
+	default:
+		o.mu.Lock()
+		l, ok := o.lengths[string(r.Digest)]
+		o.mu.Unlock()
+		if ok && r.Digest != "" {
+			a.Size = l
+		} else {
+			// The older revision of the SEP declares no size: until the
+			// file has been read and verified its length is unknown, shown
+			// as 0, and reads bypass the kernel's size checks.
+			a.DirectIO = true
+		}
+	}
+	return a
+}
+
+// ReadDir lists the directory at a mount-relative path.
+func (f *FS) ReadDir(p string) ([]DirEntry, error) {
+	if p == "" {
+		out := make([]DirEntry, 0, len(f.labels)+1)
+		out = append(out, DirEntry{Name: MetaDir, Kind: KindDir, Ino: metaIno(MetaDir)})
+		for _, label := range f.labels {
+			o := f.origins[label]
+			out = append(out, DirEntry{Name: label, Kind: KindDir, Ino: o.tree.Load().nodes[""].ino})
+		}
+		return out, nil
+	}
+	if p == MetaDir {
+		return f.readMetaDir(), nil
+	}
+	o, rest, ok := f.resolve(p)
+	if !ok {
+		return nil, ErrNotExist
+	}
+	t := o.tree.Load()
+	n := t.nodes[rest]
+	if n == nil {
+		return nil, ErrNotExist
+	}
+	if !n.isDir() {
+		return nil, ErrNotDir
+	}
+	out := make([]DirEntry, 0, len(n.children))
+	for _, name := range n.children {
+		c := t.nodes[joinPath(rest, name)]
+		k := KindFile
+		if c.isDir() {
+			k = KindDir
+		}
+		out = append(out, DirEntry{Name: name, Kind: k, Ino: c.ino})
+	}
+	return out, nil
+}
+
+// ErrNotDir is returned when a directory operation names a file.
+var ErrNotDir = errors.New("not a directory")

@@ -1,0 +1,242 @@
+package vfs
+
+import (
+	"fmt"
+	"hash/fnv"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/skillfs/skillfs/resolver"
+	"github.com/skillfs/skillfs/skill"
+	"github.com/skillfs/skillfs/verify"
+)
+
+// A tree is one immutable snapshot of an origin's catalog as a file tree.
+type tree struct {
+	nodes  map[string]*node // origin-relative path → node; "" is the origin root
+	skills []*skillNode     // held skills, in catalog order
+	// rejected are the entries left out of the tree, with the reason.
+	rejected  []resolver.Rejection
+	truncated string
+	source    string // "live" or "saved"
+	at        time.Time
+}
+
+type node struct {
+	path     string
+	ino      uint64
+	mtime    time.Time
+	children []string // sorted names, directories only
+	file     *fileNode
+	skill    *skillNode // set on a skill's root directory
+}
+
+func (n *node) isDir() bool { return n.file == nil }
+
+type fileNode struct {
+	uri verify.URI
+	res skill.Resource
+	// owners are the skills whose manifest lists this file (an enclosing
+	// and a nested skill both list the nested skill's files).
+	owners []*skillNode
+	// entryOf are the skills whose SKILL.md this file is; its frontmatter
+	// is checked against each of them.
+	entryOf []*skillNode
+	// conflict is set when two manifests disagree about the file.
+	conflict string
+	dynamic  bool
+}
+
+type skillNode struct {
+	s      *verify.Skill
+	path   string // origin-relative path of the skill directory
+	source string // "list", "pin" or "get"
+}
+
+func (s *skillNode) uri() string { return s.s.URI.String() }
+
+// inoFor derives a stable inode number from the origin, the path and the
+// kind, so that a path keeps its inode across catalog swaps and restarts.
+func inoFor(label, p string, dir bool) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(label))
+	h.Write([]byte{0})
+	h.Write([]byte(p))
+	if dir {
+		h.Write([]byte{1})
+	}
+	ino := h.Sum64() &^ (1 << 63) // below go-fuse's automatic range
+	if ino < 2 {
+		ino += 2 // 1 is the root
+	}
+	return ino
+}
+
+// buildTree lays out the skills of a catalog. A skill whose files cannot be
+// placed (a path that is a file for one skill and a directory for another)
+// is rejected with verify.Collision naming the skill already there; earlier
+// entries in the catalog keep their place.
+func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, now time.Time) *tree {
+	t := &tree{
+		nodes:     map[string]*node{"": {path: "", ino: inoFor(label, "", true), mtime: now}},
+		rejected:  slices.Clone(cat.Rejected),
+		truncated: cat.Truncated,
+		source:    source,
+		at:        cat.At,
+	}
+	for _, s := range cat.Skills {
+		sn := &skillNode{s: s, path: s.Dir.Path(), source: "list"}
+		if err := t.place(label, sn); err != nil {
+			t.rejected = append(t.rejected, resolver.Rejection{URI: s.URI.String(), Reason: verify.Collision, Detail: err.Error()})
+			continue
+		}
+		t.skills = append(t.skills, sn)
+	}
+	for _, n := range t.nodes {
+		if n.isDir() {
+			slices.Sort(n.children)
+		}
+		n.mtime = now
+		if prev != nil {
+			if old := prev.nodes[n.path]; old != nil && sameContent(old, n) {
+				n.mtime = old.mtime
+			}
+		}
+	}
+	return t
+}
+
+func sameContent(a, b *node) bool {
+	if a.isDir() != b.isDir() {
+		return false
+	}
+	if a.isDir() {
+		return slices.Equal(a.children, b.children)
+	}
+	return a.file.res == b.file.res && a.file.conflict == b.file.conflict
+}
+
+// place adds one skill's directory and files, all or nothing.
+func (t *tree) place(label string, sn *skillNode) error {
+	files := sn.s.Files
+	if sn.s.Dynamic {
+		// A dynamic skill publishes no manifest; its SKILL.md is the one
+		// file known from the entry itself.
+		files = []verify.File{{Resource: skill.Resource{URI: sn.s.URI.String()}, URI: sn.s.URI}}
+	}
+	// Check first, so that a rejected skill leaves no trace.
+	if n := t.nodes[sn.path]; n != nil && !n.isDir() {
+		return fmt.Errorf("its directory %s is a file of another skill", sn.path)
+	}
+	for _, f := range files {
+		p := f.URI.Path()
+		if n := t.nodes[p]; n != nil && n.isDir() {
+			return fmt.Errorf("%s is a file here and a directory of another skill", p)
+		}
+		for d := path.Dir(p); d != "." && d != ""; d = path.Dir(d) {
+			if n := t.nodes[d]; n != nil && !n.isDir() {
+				return fmt.Errorf("%s is a directory here and a file of another skill", d)
+			}
+		}
+	}
+	t.dir(label, sn.path).skill = sn
+	for _, f := range files {
+		p := f.URI.Path()
+		n := t.nodes[p]
+		if n == nil {
+			parent := t.dir(label, parentOf(p))
+			parent.children = append(parent.children, path.Base(p))
+			n = &node{path: p, ino: inoFor(label, p, false), file: &fileNode{uri: f.URI, res: f.Resource, dynamic: sn.s.Dynamic}}
+			t.nodes[p] = n
+		} else if n.file.res != f.Resource && n.file.conflict == "" {
+			n.file.conflict = fmt.Sprintf("the entries of %s and %s disagree about this file", n.file.owners[0].uri(), sn.uri())
+		}
+		n.file.owners = append(n.file.owners, sn)
+		if f.URI.String() == sn.uri() {
+			n.file.entryOf = append(n.file.entryOf, sn)
+		}
+	}
+	return nil
+}
+
+// dir returns the directory node at p, creating it and its ancestors.
+func (t *tree) dir(label, p string) *node {
+	if n := t.nodes[p]; n != nil {
+		return n
+	}
+	n := &node{path: p, ino: inoFor(label, p, true)}
+	t.nodes[p] = n
+	parent := t.dir(label, parentOf(p))
+	parent.children = append(parent.children, path.Base(p))
+	return n
+}
+
+func parentOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// skillAt returns the innermost skill whose directory holds p.
+func (t *tree) skillAt(p string) *skillNode {
+	for {
+		if n := t.nodes[p]; n != nil && n.skill != nil {
+			return n.skill
+		}
+		if p == "" {
+			return nil
+		}
+		p = parentOf(p)
+	}
+}
+
+// catalog returns the skills of the tree as a catalog, for rebuilding it
+// with one entry replaced and for saving it.
+func (t *tree) catalog() *resolver.Catalog {
+	c := &resolver.Catalog{Truncated: t.truncated, At: t.at}
+	for _, sn := range t.skills {
+		c.Skills = append(c.Skills, sn.s)
+	}
+	for _, r := range t.rejected {
+		if r.Reason != verify.Collision {
+			c.Rejected = append(c.Rejected, r)
+		}
+	}
+	return c
+}
+
+// changes lists what differs between two trees: files whose content or
+// metadata changed or that went away, and directories whose children changed.
+func changes(old, new *tree) (files, dirs []string) {
+	if old == nil {
+		return nil, nil
+	}
+	for p, o := range old.nodes {
+		n := new.nodes[p]
+		switch {
+		case n == nil || n.isDir() != o.isDir():
+			if o.isDir() {
+				dirs = append(dirs, p)
+			} else {
+				files = append(files, p)
+			}
+		case o.isDir():
+			if !slices.Equal(o.children, n.children) {
+				dirs = append(dirs, p)
+			}
+		case o.file.res != n.file.res || o.file.conflict != n.file.conflict:
+			files = append(files, p)
+		}
+	}
+	for p, n := range new.nodes {
+		if old.nodes[p] == nil && n.isDir() {
+			dirs = append(dirs, p)
+		}
+	}
+	slices.Sort(files)
+	slices.Sort(dirs)
+	return files, dirs
+}
