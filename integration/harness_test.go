@@ -1,0 +1,397 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// skillfsBin is the binary under test, built once by TestMain.
+var skillfsBin string
+
+func TestMain(m *testing.M) {
+	if hostileMain() {
+		return
+	}
+	dir, err := os.MkdirTemp("", "skillfs-integration-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	skillfsBin = filepath.Join(dir, "skillfs")
+	build := exec.Command("go", "build", "-o", skillfsBin, "./cmd/skillfs")
+	build.Dir = moduleRoot()
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building skillfs:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func moduleRoot() string {
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			panic("go.mod not found")
+		}
+		dir = parent
+	}
+}
+
+// syncBuffer collects a subprocess's output for the test log.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitLine starts cmd and waits until a line of r contains want; it returns
+// that line. Everything read is also copied to sink.
+func waitLine(t *testing.T, r io.Reader, sink io.Writer, want string, timeout time.Duration) (string, error) {
+	t.Helper()
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		sent := false
+		for sc.Scan() {
+			line := sc.Text()
+			fmt.Fprintln(sink, line)
+			if !sent && strings.Contains(line, want) {
+				found <- line
+				sent = true
+			}
+		}
+		if !sent {
+			close(found)
+		}
+	}()
+	select {
+	case line, ok := <-found:
+		if !ok {
+			return "", fmt.Errorf("output ended before %q", want)
+		}
+		return line, nil
+	case <-time.After(timeout):
+		return "", fmt.Errorf("no %q within %v", want, timeout)
+	}
+}
+
+// A served folder: `skillfs serve` over HTTP as a subprocess.
+type httpServer struct {
+	URL       string
+	AccessLog string
+	cmd       *exec.Cmd
+	out       *syncBuffer
+}
+
+// serveHTTP starts `skillfs serve --http 127.0.0.1:0 DIR`.
+func serveHTTP(t *testing.T, dir string, extra ...string) *httpServer {
+	t.Helper()
+	s := &httpServer{AccessLog: filepath.Join(t.TempDir(), "access.log"), out: &syncBuffer{}}
+	args := append([]string{"serve", "--http", "127.0.0.1:0", "--access-log", s.AccessLog}, extra...)
+	args = append(args, dir)
+	s.cmd = exec.Command(skillfsBin, args...)
+	stderr, err := s.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(t) })
+	line, err := waitLine(t, stderr, s.out, "serving ", 30*time.Second)
+	if err != nil {
+		t.Fatalf("skillfs serve: %v\n%s", err, s.out.String())
+	}
+	i := strings.Index(line, "http://")
+	if i < 0 {
+		t.Fatalf("no URL in %q", line)
+	}
+	s.URL = strings.TrimSpace(line[i:])
+	return s
+}
+
+// Stop ends the server (idempotent).
+func (s *httpServer) Stop(t *testing.T) {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// Kill ends the server without letting it clean up.
+func (s *httpServer) Kill() {
+	if s.cmd.ProcessState == nil {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+	}
+}
+
+// reads returns how many resources/read requests an access log records.
+func reads(t *testing.T, accessLog string) []string {
+	t.Helper()
+	b, err := os.ReadFile(accessLog)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "resources/read ") {
+			out = append(out, strings.TrimPrefix(line, "resources/read "))
+		}
+	}
+	return out
+}
+
+// writeConfig writes a skillfs config and returns its path.
+func writeConfig(t *testing.T, servers map[string]any, skillfs map[string]any) string {
+	t.Helper()
+	cfg := map[string]any{"mcpServers": servers}
+	if skillfs != nil {
+		cfg["skillfs"] = skillfs
+	}
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// stdioServe is the config entry of `skillfs serve DIR` over stdio.
+func stdioServe(dir, accessLog string, extra ...string) map[string]any {
+	args := append([]string{"serve", "--access-log", accessLog}, extra...)
+	return map[string]any{"command": skillfsBin, "args": append(args, dir)}
+}
+
+// A live mount: `skillfs mount` as a subprocess.
+type mount struct {
+	Dir   string
+	Cache string
+	cmd   *exec.Cmd
+	log   *syncBuffer
+	done  chan struct{}
+	code  int
+}
+
+// startMount mounts with the given config and waits for the ready line. It
+// skips the test when FUSE cannot be mounted here (exit code 3), and
+// unmounts in t.Cleanup whatever happens.
+func startMount(t *testing.T, cfgPath string, extra ...string) *mount {
+	t.Helper()
+	m := &mount{Dir: filepath.Join(t.TempDir(), "mnt"), Cache: filepath.Join(t.TempDir(), "cache"), log: &syncBuffer{}}
+	return m.start(t, cfgPath, extra...)
+}
+
+func (m *mount) start(t *testing.T, cfgPath string, extra ...string) *mount {
+	t.Helper()
+	args := append([]string{"mount", "--config", cfgPath, "--cache-dir", m.Cache}, extra...)
+	args = append(args, m.Dir)
+	m.cmd = exec.Command(skillfsBin, args...)
+	m.cmd.Stderr = m.log
+	stdout, err := m.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	m.done = make(chan struct{})
+	go func() {
+		err := m.cmd.Wait()
+		m.code = exitCode(err)
+		close(m.done)
+	}()
+	t.Cleanup(func() { m.Stop(t) })
+	if _, err := waitLine(t, stdout, io.Discard, "skillfs: mounted", 60*time.Second); err != nil {
+		select {
+		case <-m.done:
+			if m.code == 3 {
+				t.Skipf("FUSE cannot be mounted here: %s", m.log.String())
+			}
+		case <-time.After(time.Second):
+		}
+		t.Fatalf("mount: %v (exit %d)\n%s", err, m.code, m.log.String())
+	}
+	return m
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// Stop unmounts with SIGTERM and checks that the daemon exited 0 and left
+// no mount behind. It is idempotent.
+func (m *mount) Stop(t *testing.T) {
+	select {
+	case <-m.done:
+	default:
+		m.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-m.done:
+		case <-time.After(20 * time.Second):
+			m.cmd.Process.Kill()
+			<-m.done
+			t.Errorf("skillfs mount did not exit within 20s of SIGTERM\n%s", m.log.String())
+		}
+		if m.code != 0 && !t.Failed() {
+			t.Errorf("skillfs mount exited %d after SIGTERM\n%s", m.code, m.log.String())
+		}
+	}
+	if isMounted(m.Dir) {
+		syscall.Unmount(m.Dir, syscall.MNT_DETACH)
+		t.Errorf("%s was still mounted after the daemon exited", m.Dir)
+	}
+	if t.Failed() {
+		t.Logf("skillfs mount log:\n%s", m.log.String())
+	}
+}
+
+// Kill ends the daemon with SIGKILL, leaving a dead mount.
+func (m *mount) Kill() {
+	m.cmd.Process.Kill()
+	<-m.done
+}
+
+// Path joins mount-relative elements.
+func (m *mount) Path(elem ...string) string {
+	return filepath.Join(append([]string{m.Dir}, elem...)...)
+}
+
+func isMounted(dir string) bool {
+	b, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 1 && f[1] == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// run runs a command the way a user's shell would (the test process is not
+// the one serving the mount) and returns its combined output.
+func run(t *testing.T, name string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	return string(out), err
+}
+
+// writeTree creates files under dir from a map of slash paths to contents;
+// paths ending in ".sh" or under scripts/ are made executable.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, content := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(p, ".sh") || strings.Contains(p, "scripts/") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(full, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func skillMD(name, description, body string) string {
+	return fmt.Sprintf("---\nname: %s\ndescription: %s\n---\n%s", name, description, body)
+}
+
+// readIndex decodes .skillfs/index.json.
+func readIndex(t *testing.T, m *mount) indexJSON {
+	t.Helper()
+	b, err := os.ReadFile(m.Path(".skillfs", "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx indexJSON
+	if err := json.Unmarshal(b, &idx); err != nil {
+		t.Fatalf("index.json: %v\n%s", err, b)
+	}
+	return idx
+}
+
+type indexJSON struct {
+	Skills []struct {
+		Origin     string   `json:"origin"`
+		URI        string   `json:"uri"`
+		Path       string   `json:"path"`
+		Name       string   `json:"name"`
+		State      string   `json:"state"`
+		Reason     string   `json:"reason"`
+		Detail     string   `json:"detail"`
+		Flags      []string `json:"flags"`
+		Collisions []string `json:"name_collisions"`
+	} `json:"skills"`
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

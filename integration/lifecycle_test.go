@@ -1,0 +1,142 @@
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// serverProcesses lists the processes whose command line mentions s.
+func serverProcesses(t *testing.T, s string) []string {
+	t.Helper()
+	out, _ := exec.Command("pgrep", "-f", s).Output()
+	return strings.Fields(string(out))
+}
+
+func TestServerKilledServesVerifiedAndFailsUncachedFast(t *testing.T) {
+	o := mountTwoOrigins(t)
+	read := o.m.Path("remote", "alpha", "refs", "a.md")
+	unread := o.m.Path("remote", "team", "beta", "docs", "deep", "x.md")
+	if _, err := os.ReadFile(read); err != nil {
+		t.Fatal(err)
+	}
+	o.remoteSrv.Kill()
+
+	got, err := os.ReadFile(read)
+	if err != nil || !bytes.Equal(got, o.remote["alpha/refs/a.md"]) {
+		t.Errorf("a verified file after the server died: %v", err)
+	}
+	start := time.Now()
+	_, err = os.ReadFile(unread)
+	if !errors.Is(err, syscall.EIO) {
+		t.Errorf("an uncached file after the server died: %v, want EIO", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the failed read took %v; it should fail fast", d)
+	}
+	// The other origin is unaffected.
+	if _, err := os.ReadFile(o.m.Path("local", "team", "beta", "docs", "deep", "x.md")); err != nil {
+		t.Errorf("the stdio origin after the HTTP one died: %v", err)
+	}
+	waitFor(t, 30*time.Second, "status.json to show the remote origin offline", func() bool {
+		b, _ := os.ReadFile(o.m.Path(".skillfs", "status.json"))
+		var s struct {
+			Origins []struct {
+				Label string `json:"label"`
+				State string `json:"state"`
+			} `json:"origins"`
+		}
+		json.Unmarshal(b, &s)
+		for _, or := range s.Origins {
+			if or.Label == "remote" && or.State != "connected" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func TestRestartWithServerDownShowsLastCatalog(t *testing.T) {
+	o := mountTwoOrigins(t)
+	read := o.m.Path("remote", "alpha", "SKILL.md")
+	if _, err := os.ReadFile(read); err != nil {
+		t.Fatal(err)
+	}
+	o.m.Stop(t)
+	if procs := serverProcesses(t, o.localDir); len(procs) != 0 {
+		t.Errorf("the stdio server is still running after unmount: pids %v", procs)
+	}
+	o.remoteSrv.Kill()
+
+	cfg := writeConfig(t, map[string]any{
+		"remote": map[string]any{"type": "http", "url": o.remoteSrv.URL},
+	}, map[string]any{"defaults": map[string]any{"limits": map[string]any{"connect_timeout": "2s"}}})
+	m2 := &mount{Dir: o.m.Dir, Cache: o.m.Cache, log: &syncBuffer{}}
+	m2.start(t, cfg)
+
+	got, err := os.ReadFile(m2.Path("remote", "alpha", "SKILL.md"))
+	if err != nil || !bytes.Equal(got, o.remote["alpha/SKILL.md"]) {
+		t.Errorf("a file verified before the restart: %v", err)
+	}
+	if _, err := os.Stat(m2.Path("remote", "team", "beta", "gamma", "notes.txt")); err != nil {
+		t.Errorf("the saved catalog's tree: %v", err)
+	}
+	if _, err := os.ReadFile(m2.Path("remote", "team", "beta", "gamma", "notes.txt")); !errors.Is(err, syscall.EIO) {
+		t.Errorf("a file never verified, with the server down: %v, want EIO", err)
+	}
+	b, _ := os.ReadFile(m2.Path(".skillfs", "status.json"))
+	if !strings.Contains(string(b), `"catalog": "saved"`) {
+		t.Errorf("status.json should say the catalog is the saved one:\n%s", b)
+	}
+}
+
+func TestDeadMountIsCleanedUpBeforeMounting(t *testing.T) {
+	dir := t.TempDir()
+	genTree(t, dir, "local")
+	cfg := writeConfig(t, map[string]any{"local": stdioServe(dir, os.DevNull)}, nil)
+	m := startMount(t, cfg)
+	m.Kill()
+	if _, err := os.ReadDir(m.Dir); !errors.Is(err, syscall.ENOTCONN) {
+		t.Fatalf("after SIGKILL the mountpoint should be a dead mount (ENOTCONN), got %v", err)
+	}
+	m2 := &mount{Dir: m.Dir, Cache: m.Cache, log: &syncBuffer{}}
+	m2.start(t, cfg)
+	if !strings.Contains(m2.log.String(), "dead mount") {
+		t.Errorf("no notice about the dead mount:\n%s", m2.log.String())
+	}
+	if _, err := os.ReadFile(m2.Path("local", "alpha", "SKILL.md")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestMountRefusesNonEmptyAndDiscoveryPaths(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{"local": stdioServe(t.TempDir(), os.DevNull)}, nil)
+	nonEmpty := t.TempDir()
+	os.WriteFile(nonEmpty+"/keep.txt", []byte("x"), 0o644)
+	home := t.TempDir()
+	cases := []struct {
+		name, mountpoint, want string
+	}{
+		{"non-empty", nonEmpty, "not empty"},
+		{"claude skills", home + "/.claude/skills/mcp", ".claude"},
+		{"a skills folder", t.TempDir() + "/project/skills", "skills"},
+	}
+	for _, c := range cases {
+		cmd := exec.Command(skillfsBin, "mount", "--config", cfg, "--cache-dir", t.TempDir()+"/c", c.mountpoint)
+		cmd.Env = append(os.Environ(), "HOME="+home)
+		out, err := cmd.CombinedOutput()
+		code := exitCode(err)
+		if code == 0 || !strings.Contains(string(out), c.want) {
+			t.Errorf("%s: exit %d, output:\n%s", c.name, code, out)
+		}
+		if isMounted(c.mountpoint) {
+			syscall.Unmount(c.mountpoint, syscall.MNT_DETACH)
+		}
+	}
+}
