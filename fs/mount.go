@@ -1,12 +1,14 @@
 package fs
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"log/slog"
 	"os"
 	"strings"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -156,7 +158,9 @@ func (m *Mount) refreshDir(p string) {
 	}
 	in.NotifyContent(0, 0)
 	now := map[string]bool{}
-	if ents, err := m.root.sh.v.ReadDir(p); err == nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if ents, err := m.root.sh.v.ReadDir(ctx, p); err == nil {
 		for _, e := range ents {
 			now[e.Name] = true
 		}

@@ -76,7 +76,7 @@ func (sh *shared) fill(a vfs.Attr, out *fuse.Attr) {
 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	p := n.child(name)
-	a, err := n.sh.v.Stat(p)
+	a, err := n.sh.v.Stat(ctx, p)
 	if err != nil {
 		out.SetEntryTimeout(negativeTimeout)
 		return nil, toErrno(n.sh.log, "lookup", p, err)
@@ -101,7 +101,7 @@ func attrTimeout(a vfs.Attr) time.Duration {
 }
 
 func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	ents, err := n.sh.v.ReadDir(n.path)
+	ents, err := n.sh.v.ReadDir(ctx, n.path)
 	if err != nil {
 		return nil, toErrno(n.sh.log, "readdir", n.path, err)
 	}
@@ -119,7 +119,7 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	if h, ok := fh.(*handle); ok && h.size.Load() >= 0 {
 		// An open file keeps the size of the bytes it opened.
-		a, err := n.sh.v.Stat(n.path)
+		a, err := n.sh.v.Stat(ctx, n.path)
 		if err == nil {
 			a.Size = h.size.Load()
 			n.sh.fill(a, &out.Attr)
@@ -127,7 +127,7 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 			return 0
 		}
 	}
-	a, err := n.sh.v.Stat(n.path)
+	a, err := n.sh.v.Stat(ctx, n.path)
 	if err != nil {
 		return toErrno(n.sh.log, "getattr", n.path, err)
 	}
@@ -162,11 +162,11 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND|syscall.O_CREAT) != 0 {
 		return nil, 0, syscall.EROFS
 	}
-	a, err := n.sh.v.Stat(n.path)
+	a, err := n.sh.v.Stat(ctx, n.path)
 	if err != nil {
 		return nil, 0, toErrno(n.sh.log, "open", n.path, err)
 	}
-	h, err := n.sh.v.Open(n.path)
+	h, err := n.sh.v.Open(ctx, n.path)
 	if err != nil {
 		return nil, 0, toErrno(n.sh.log, "open", n.path, err)
 	}
@@ -193,8 +193,8 @@ func (n *node) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off in
 	return fuse.ReadResultData(b[off:end]), 0
 }
 
-func (n *node) xattrs() ([]vfs.Xattr, syscall.Errno) {
-	xs, err := n.sh.v.Xattrs(n.path)
+func (n *node) xattrs(ctx context.Context) ([]vfs.Xattr, syscall.Errno) {
+	xs, err := n.sh.v.Xattrs(ctx, n.path)
 	if err != nil {
 		return nil, toErrno(n.sh.log, "getxattr", n.path, err)
 	}
@@ -202,7 +202,7 @@ func (n *node) xattrs() ([]vfs.Xattr, syscall.Errno) {
 }
 
 func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	xs, errno := n.xattrs()
+	xs, errno := n.xattrs(ctx)
 	if errno != 0 {
 		return 0, errno
 	}
@@ -218,7 +218,7 @@ func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, 
 }
 
 func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	xs, errno := n.xattrs()
+	xs, errno := n.xattrs(ctx)
 	if errno != 0 {
 		return 0, errno
 	}

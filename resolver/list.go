@@ -23,6 +23,9 @@ type Catalog struct {
 	// Truncated is empty when the listing was followed to its end, and
 	// otherwise says which cap stopped it.
 	Truncated string
+	// Pinned are the canonical URIs of the skills confirmed because the
+	// config pins them.
+	Pinned map[string]bool
 	// TTL is the listing's ttlMs freshness hint, or zero.
 	TTL time.Duration
 	At  time.Time
@@ -213,6 +216,10 @@ func (o *Origin) confirmPins(ctx context.Context, cat *Catalog, byURI map[string
 			continue
 		}
 		o.add(cat, s, byURI, map[string]bool{})
+		if cat.Pinned == nil {
+			cat.Pinned = map[string]bool{}
+		}
+		cat.Pinned[s.URI.String()] = true
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/skillfs/skillfs/config"
 	"github.com/skillfs/skillfs/resolver"
 	"github.com/skillfs/skillfs/store"
+	"github.com/skillfs/skillfs/verify"
 )
 
 // MetaDir is the name of the generated directory at the mount root.
@@ -66,14 +68,17 @@ type origin struct {
 	readyO sync.Once
 	flight flight
 
-	mu       sync.Mutex
-	failures map[string]failure     // path → the last failed read
-	gotAt    map[string]time.Time   // skill uri → last staleness skills/get
-	flags    map[string][]string    // skill uri → flags found in its SKILL.md content
-	lengths  map[string]int64       // digest → verified length, for entries without size
-	verified map[string]struct{}    // digests verified in this run
-	swapMu   sync.Mutex             // serialises tree swaps
-	catSaved atomic.Pointer[string] // last saved catalog JSON, to skip rewrites
+	mu          sync.Mutex
+	live        map[string]*liveListing  // path → last directory read
+	extra       map[string]*verify.Skill // unlisted skills confirmed with skills/get
+	confirmedAt map[string]time.Time     // uri → last skills/get for an unlisted skill
+	failures    map[string]failure       // path → the last failed read
+	gotAt       map[string]time.Time     // skill uri → last staleness skills/get
+	flags       map[string][]string      // skill uri → flags found in its SKILL.md content
+	lengths     map[string]int64         // digest → verified length, for entries without size
+	verified    map[string]struct{}      // digests verified in this run
+	swapMu      sync.Mutex               // serialises tree swaps
+	catSaved    atomic.Pointer[string]   // last saved catalog JSON, to skip rewrites
 }
 
 type failure struct {
@@ -102,17 +107,20 @@ func New(opts Options) (*FS, error) {
 			return nil, fmt.Errorf("store for %s: %w", oc.Label, err)
 		}
 		o := &origin{
-			fs:       f,
-			cfg:      oc,
-			id:       oc.ID(),
-			log:      log.With("origin", oc.Label),
-			store:    so,
-			ready:    make(chan struct{}),
-			failures: map[string]failure{},
-			gotAt:    map[string]time.Time{},
-			flags:    map[string][]string{},
-			lengths:  map[string]int64{},
-			verified: map[string]struct{}{},
+			fs:          f,
+			cfg:         oc,
+			id:          oc.ID(),
+			log:         log.With("origin", oc.Label),
+			store:       so,
+			ready:       make(chan struct{}),
+			failures:    map[string]failure{},
+			live:        map[string]*liveListing{},
+			extra:       map[string]*verify.Skill{},
+			confirmedAt: map[string]time.Time{},
+			gotAt:       map[string]time.Time{},
+			flags:       map[string][]string{},
+			lengths:     map[string]int64{},
+			verified:    map[string]struct{}{},
 		}
 		o.res = resolver.New(resolver.Options{
 			Origin:    oc,
@@ -121,7 +129,7 @@ func New(opts Options) (*FS, error) {
 			Logger:    log,
 			Version:   opts.Version,
 		})
-		o.tree.Store(buildTree(oc.Label, &resolver.Catalog{}, "none", nil, f.started))
+		o.tree.Store(buildTree(oc.Label, &resolver.Catalog{}, "none", nil, f.started, nil))
 		f.origins[oc.Label] = o
 		f.labels = append(f.labels, oc.Label)
 	}
@@ -204,7 +212,14 @@ func (o *origin) swap(next func(old *tree) (*resolver.Catalog, string)) {
 	o.swapMu.Lock()
 	old := o.tree.Load()
 	cat, source := next(old)
-	t := buildTree(o.cfg.Label, cat, source, old, o.fs.now())
+	cat = o.withExtra(cat)
+	o.mu.Lock()
+	confirmed := map[string]bool{}
+	for u := range o.extra {
+		confirmed[u] = true
+	}
+	o.mu.Unlock()
+	t := buildTree(o.cfg.Label, cat, source, old, o.fs.now(), confirmed)
 	o.tree.Store(t)
 	o.swapMu.Unlock()
 	for _, r := range t.rejected {
@@ -284,8 +299,9 @@ type DirEntry struct {
 // ErrNotExist is returned for paths the tree does not have.
 var ErrNotExist = errors.New("no such file or directory")
 
-// Stat describes the node at a mount-relative path ("" is the root).
-func (f *FS) Stat(p string) (Attr, error) {
+// Stat describes the node at a mount-relative path ("" is the root). It
+// may ask the server for a directory read (see live.go), never for a file.
+func (f *FS) Stat(ctx context.Context, p string) (Attr, error) {
 	if p == "" {
 		return Attr{Kind: KindDir, Ino: 1, Mtime: f.started}, nil
 	}
@@ -296,10 +312,9 @@ func (f *FS) Stat(p string) (Attr, error) {
 	if !ok {
 		return Attr{}, ErrNotExist
 	}
-	t := o.tree.Load()
-	n := t.nodes[rest]
-	if n == nil {
-		return Attr{}, ErrNotExist
+	n, err := o.lookup(ctx, rest)
+	if err != nil {
+		return Attr{}, err
 	}
 	return o.attr(n), nil
 }
@@ -329,7 +344,7 @@ func (o *origin) attr(n *node) Attr {
 }
 
 // ReadDir lists the directory at a mount-relative path.
-func (f *FS) ReadDir(p string) ([]DirEntry, error) {
+func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 	if p == "" {
 		out := make([]DirEntry, 0, len(f.labels)+1)
 		out = append(out, DirEntry{Name: MetaDir, Kind: KindDir, Ino: metaIno(MetaDir)})
@@ -346,22 +361,34 @@ func (f *FS) ReadDir(p string) ([]DirEntry, error) {
 	if !ok {
 		return nil, ErrNotExist
 	}
-	t := o.tree.Load()
-	n := t.nodes[rest]
-	if n == nil {
-		return nil, ErrNotExist
+	n, err := o.lookup(ctx, rest)
+	if err != nil {
+		return nil, err
 	}
 	if !n.isDir() {
 		return nil, ErrNotDir
 	}
-	out := make([]DirEntry, 0, len(n.children))
+	live := o.liveChildren(ctx, o.tree.Load(), rest)
+	t := o.tree.Load()
+	if cur := t.nodes[rest]; cur != nil {
+		n = cur // a directory read may have confirmed a skill here
+	}
+	out := make([]DirEntry, 0, len(n.children)+len(live))
 	for _, name := range n.children {
 		c := t.nodes[joinPath(rest, name)]
 		k := KindFile
 		if c.isDir() {
 			k = KindDir
 		}
+		delete(live, name)
 		out = append(out, DirEntry{Name: name, Kind: k, Ino: c.ino})
+	}
+	for _, name := range slices.Sorted(maps.Keys(live)) {
+		k := KindFile
+		if live[name] {
+			k = KindDir
+		}
+		out = append(out, DirEntry{Name: name, Kind: k, Ino: inoFor(o.cfg.Label, joinPath(rest, name), live[name])})
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -63,11 +64,11 @@ func marshal(v any) ([]byte, error) {
 
 // SkillInfo is one row of index.json.
 type SkillInfo struct {
-	Origin      string   `json:"origin"`
-	URI         string   `json:"uri"`
-	Path        string   `json:"path,omitempty"` // mount-relative skill directory
-	Name        string   `json:"name,omitempty"`
-	Description string   `json:"description,omitempty"`
+	Origin      string `json:"origin"`
+	URI         string `json:"uri"`
+	Path        string `json:"path,omitempty"` // mount-relative skill directory
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
 	// State: "available" (held; files are fetched and verified when read),
 	// "failed" (a file failed; Reason says why), "dynamic" (shown
 	// unverified, allow_dynamic), "rejected" (left out of the tree).
@@ -314,9 +315,9 @@ type Xattr struct {
 }
 
 // Xattrs returns the extended attributes of a mount-relative path.
-func (f *FS) Xattrs(p string) ([]Xattr, error) {
+func (f *FS) Xattrs(ctx context.Context, p string) ([]Xattr, error) {
 	if p == "" || p == MetaDir || strings.HasPrefix(p, MetaDir+"/") {
-		if _, err := f.Stat(p); err != nil {
+		if _, err := f.Stat(ctx, p); err != nil {
 			return nil, err
 		}
 		return nil, nil
@@ -325,11 +326,11 @@ func (f *FS) Xattrs(p string) ([]Xattr, error) {
 	if !ok {
 		return nil, ErrNotExist
 	}
-	t := o.tree.Load()
-	n := t.nodes[rest]
-	if n == nil {
-		return nil, ErrNotExist
+	n, err := o.lookup(ctx, rest)
+	if err != nil {
+		return nil, err
 	}
+	t := o.tree.Load()
 	xs := []Xattr{{"user.skillfs.origin", o.cfg.Label}}
 	if n.isDir() {
 		if n.skill != nil {

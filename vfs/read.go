@@ -78,7 +78,7 @@ type Handle struct {
 }
 
 // Open opens the file at a mount-relative path. It fetches nothing.
-func (f *FS) Open(p string) (*Handle, error) {
+func (f *FS) Open(ctx context.Context, p string) (*Handle, error) {
 	if strings.HasPrefix(p, MetaDir+"/") {
 		b, err := f.renderMeta(p)
 		if err != nil {
@@ -90,9 +90,9 @@ func (f *FS) Open(p string) (*Handle, error) {
 	if !ok {
 		return nil, ErrNotExist
 	}
-	n := o.tree.Load().nodes[rest]
-	if n == nil {
-		return nil, ErrNotExist
+	n, err := o.lookup(ctx, rest)
+	if err != nil {
+		return nil, err
 	}
 	if n.isDir() {
 		return nil, ErrIsDir

@@ -78,7 +78,7 @@ func inoFor(label, p string, dir bool) uint64 {
 // placed (a path that is a file for one skill and a directory for another)
 // is rejected with verify.Collision naming the skill already there; earlier
 // entries in the catalog keep their place.
-func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, now time.Time) *tree {
+func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, now time.Time, confirmed map[string]bool) *tree {
 	t := &tree{
 		nodes:     map[string]*node{"": {path: "", ino: inoFor(label, "", true), mtime: now}},
 		rejected:  slices.Clone(cat.Rejected),
@@ -88,6 +88,12 @@ func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, n
 	}
 	for _, s := range cat.Skills {
 		sn := &skillNode{s: s, path: s.Dir.Path(), source: "list"}
+		switch u := s.URI.String(); {
+		case cat.Pinned[u]:
+			sn.source = "pin"
+		case confirmed[u]:
+			sn.source = "get"
+		}
 		if err := t.place(label, sn); err != nil {
 			t.rejected = append(t.rejected, resolver.Rejection{URI: s.URI.String(), Reason: verify.Collision, Detail: err.Error()})
 			continue
@@ -199,6 +205,12 @@ func (t *tree) catalog() *resolver.Catalog {
 	c := &resolver.Catalog{Truncated: t.truncated, At: t.at}
 	for _, sn := range t.skills {
 		c.Skills = append(c.Skills, sn.s)
+		if sn.source == "pin" {
+			if c.Pinned == nil {
+				c.Pinned = map[string]bool{}
+			}
+			c.Pinned[sn.uri()] = true
+		}
 	}
 	for _, r := range t.rejected {
 		if r.Reason != verify.Collision {
