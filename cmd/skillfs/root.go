@@ -17,6 +17,13 @@ Every byte it serves has been checked against the server's sha256 digests;
 nothing is fetched before it is read.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError(fmt.Errorf("unknown command %q (see `skillfs --help`)", args[0]))
+			}
+			return cmd.Help()
+		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError(fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath()))
@@ -26,6 +33,7 @@ nothing is fetched before it is read.`,
 		newServeCommand(),
 		newMountCommand(),
 		newUnmountCommand(),
+		newCacheCommand(),
 	)
 	return root
 }

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillfs/skillfs/store"
+)
+
+type cacheOptions struct {
+	cacheDir string
+}
+
+func newCacheCommand() *cobra.Command {
+	var opts cacheOptions
+	cmd := &cobra.Command{
+		Use:   "cache",
+		Short: "List or remove the verified bytes skillfs keeps per server",
+		Long: `skillfs keeps the bytes it has verified, and the last catalog, per server in
+$XDG_CACHE_HOME/skillfs/<label>-<fingerprint>/ (the fingerprint is of the server's
+command or URL, so a label pointed at another server starts afresh).`,
+	}
+	cmd.PersistentFlags().StringVar(&opts.cacheDir, "cache-dir", "", "cache directory (default $XDG_CACHE_HOME/skillfs)")
+	cmd.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "List the servers the cache holds bytes for, with their size",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runCacheList(opts, cmd.OutOrStdout())
+		},
+	}, &cobra.Command{
+		Use:   "rm LABEL|ID...",
+		Short: "Remove what the cache holds for a server (every fingerprint of LABEL, or one ID)",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError(errors.New("cache rm needs a LABEL or ID (see `skillfs cache list`)"))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCacheRemove(opts, args, cmd.OutOrStdout())
+		},
+	})
+	return cmd
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError(fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), args))
+	}
+	return nil
+}
+
+func openCache(opts cacheOptions) (*store.Store, error) {
+	root := opts.cacheDir
+	if root == "" {
+		var err error
+		if root, err = store.DefaultRoot(); err != nil {
+			return nil, err
+		}
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no cache at %s", root)
+	}
+	return store.Open(root, store.Options{})
+}
+
+func runCacheList(opts cacheOptions, out io.Writer) error {
+	st, err := openCache(opts)
+	if err != nil {
+		return err
+	}
+	ids, err := st.Origins()
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		fmt.Fprintf(out, "%s\t%s\n", id, humanBytes(dirSize(filepath.Join(st.Root(), id))))
+	}
+	return nil
+}
+
+func runCacheRemove(opts cacheOptions, names []string, out io.Writer) error {
+	st, err := openCache(opts)
+	if err != nil {
+		return err
+	}
+	ids, err := st.Origins()
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		removed := 0
+		for _, id := range ids {
+			if id == name || labelOf(id) == name {
+				if err := st.Remove(id); err != nil {
+					return fmt.Errorf("remove %s: %w", id, err)
+				}
+				fmt.Fprintf(out, "removed %s\n", id)
+				removed++
+			}
+		}
+		if removed == 0 {
+			return usageError(fmt.Errorf("the cache holds nothing for %q (see `skillfs cache list`)", name))
+		}
+	}
+	return nil
+}
+
+// labelOf strips the fingerprint from an origin id ("acme-0123456789abcdef").
+func labelOf(id string) string {
+	i := strings.LastIndexByte(id, '-')
+	if i < 0 {
+		return id
+	}
+	return id[:i]
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
