@@ -2,7 +2,9 @@ package resolver
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -59,6 +61,7 @@ func (o *Origin) read(ctx context.Context, uri string, cap int64) ([]byte, error
 	if err != nil {
 		return nil, o.lost(cs, classify(err))
 	}
+	evictLater(cs, uri, res)
 	var found *mcp.ResourceContents
 	for _, c := range res.Contents {
 		if c == nil {
@@ -106,4 +109,39 @@ func (o *Origin) settle(reserved, got int64) {
 	o.mu.Lock()
 	o.budgetUsed += got - reserved
 	o.mu.Unlock()
+}
+
+// go-sdk v1.8.0 keeps every resources/read result of a 2026-07-28 session
+// in a per-session cache, and removes an entry only when the same URI is
+// read again. skillfs reads a URI once and keeps the verified bytes itself,
+// so that cache would grow by every file ever read. Calling ReadResource
+// with an eviction context makes the SDK drop the entry (its lookup deletes
+// an expired one) and then stops the call in dropEvictions before anything
+// is sent. An entry with a ttlMs is evicted when it expires.
+
+type evictKey struct{}
+
+var errEvicted = errors.New("eviction only: not sent")
+
+func evictLater(cs *mcp.ClientSession, uri string, res *mcp.ReadResourceResult) {
+	if ttl := res.GetTTLMs(); ttl > 0 {
+		time.AfterFunc(time.Duration(ttl)*time.Millisecond+time.Millisecond, func() { evict(cs, uri) })
+		return
+	}
+	evict(cs, uri)
+}
+
+func evict(cs *mcp.ClientSession, uri string) {
+	ctx := context.WithValue(context.Background(), evictKey{}, true)
+	cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+}
+
+// dropEvictions ends eviction calls before they reach the transport.
+func dropEvictions(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ctx.Value(evictKey{}) != nil {
+			return nil, errEvicted
+		}
+		return next(ctx, method, req)
+	}
 }

@@ -385,6 +385,7 @@ func (o *Origin) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	if err := registerMethods(client); err != nil {
 		return nil, err
 	}
+	client.AddSendingMiddleware(dropEvictions)
 	// The context given to Connect must outlive the handshake: the legacy
 	// SSE transport keeps its event stream on it. So the connect timeout
 	// cancels it only while the handshake is still under way.

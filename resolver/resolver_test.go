@@ -1,0 +1,217 @@
+package resolver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/skill"
+	"github.com/skillfs/skillfs/skillserver"
+	"github.com/skillfs/skillfs/verify"
+)
+
+// An honest in-process server over a pipe, and an Origin on it.
+type rig struct {
+	o       *Origin
+	srv     *skillserver.Server
+	dir     string
+	catalog chan *Catalog
+}
+
+func newRig(t *testing.T, files map[string]string, edit func(*config.Origin)) *rig {
+	t.Helper()
+	r := &rig{dir: t.TempDir(), catalog: make(chan *Catalog, 8)}
+	for p, c := range files {
+		full := filepath.Join(r.dir, filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := skillserver.New(r.dir, skillserver.Options{PollInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.srv = srv
+	ctx, cancel := context.WithCancel(context.Background())
+	oc := config.Origin{Label: "t", Kind: config.Stdio, Command: "x", Limits: config.DefaultLimits()}
+	oc.Limits.CallTimeout = 5 * time.Second
+	if edit != nil {
+		edit(&oc)
+	}
+	r.o = New(Options{
+		Origin: oc,
+		Dial: func(context.Context) (io.ReadWriteCloser, error) {
+			c, s := net.Pipe()
+			go func() { srv.ServeConn(ctx, s); s.Close() }()
+			return c, nil
+		},
+		OnCatalog: func(c *Catalog) { r.catalog <- c },
+	})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); r.o.Run(ctx) }()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return r
+}
+
+func (r *rig) next(t *testing.T) *Catalog {
+	t.Helper()
+	select {
+	case c := <-r.catalog:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("no catalog within 10s")
+	}
+	return nil
+}
+
+var files = map[string]string{
+	"a/SKILL.md":      "---\nname: a\ndescription: A\n---\nbody\n",
+	"a/big.txt":       strings.Repeat("x", 100_000),
+	"p/b/SKILL.md":    "---\nname: b\ndescription: B\n---\n",
+	"p/b/x/y/z.md":    "z\n",
+	"p/c/SKILL.md":    "---\nname: c\ndescription: C\n---\n",
+	"p/c/ref/one.txt": "one\n",
+}
+
+func TestEnumerateAndFetch(t *testing.T) {
+	r := newRig(t, files, nil)
+	c := r.next(t)
+	if len(c.Skills) != 3 || len(c.Rejected) != 0 || c.Truncated != "" {
+		t.Fatalf("catalog: %d skills, %v rejected, truncated %q", len(c.Skills), c.Rejected, c.Truncated)
+	}
+	var big skill.Resource
+	for _, s := range c.Skills {
+		if res, ok := s.Entry.Resource("skill://a/big.txt"); ok {
+			big = res
+		}
+	}
+	b, err := r.o.Fetch(context.Background(), big)
+	if err != nil || verify.CheckContent(big, b) != nil {
+		t.Fatalf("fetch: %v", err)
+	}
+	if st := r.o.Status(); st.Reads != 1 || st.BytesFetched != 100_000 || st.State != StateConnected {
+		t.Errorf("status: %+v", st)
+	}
+}
+
+// The SDK's per-session read cache must not keep what skillfs fetched.
+func TestFetchLeavesNothingInTheSDKCache(t *testing.T) {
+	r := newRig(t, files, nil)
+	c := r.next(t)
+	for _, s := range c.Skills {
+		for _, f := range s.Files {
+			if _, err := r.o.Fetch(context.Background(), f.Resource); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cs, err := r.o.session(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cs.InitializeResult().ProtocolVersion; p < "2026-07-28" {
+		t.Skipf("protocol %s has no read cache", p)
+	}
+	n := reflect.ValueOf(cs).Elem().FieldByName("readResourceCache").FieldByName("cachedValues").Len()
+	if n != 0 {
+		t.Errorf("go-sdk's read cache holds %d results after the fetches", n)
+	}
+	if st := r.o.Status(); st.Reads != 6 {
+		t.Errorf("reads = %d, want 6 (evictions must not be sent)", st.Reads)
+	}
+}
+
+func TestFetchRefusesWhatTheEntryDoesNotAllow(t *testing.T) {
+	r := newRig(t, files, func(o *config.Origin) { o.Limits.Budget = 150_000 })
+	r.next(t)
+	// A declared size smaller than what the server sends: refused before
+	// decoding, and the session survives.
+	_, err := r.o.Fetch(context.Background(), skill.Resource{URI: "skill://a/big.txt", Size: 10, HasSize: true})
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("fetch with a smaller declared size: %v, want ErrTooLarge", err)
+	}
+	if _, err := r.o.Fetch(context.Background(), skill.Resource{URI: "skill://p/b/x/y/z.md", Size: 2, HasSize: true}); err != nil {
+		t.Fatalf("the session after a refused response: %v", err)
+	}
+	// Over the per-file cap by declaration: refused without a request.
+	before := r.o.Status().Reads
+	_, err = r.o.Fetch(context.Background(), skill.Resource{URI: "skill://a/big.txt", Size: 1 << 30, HasSize: true})
+	if !errors.Is(err, ErrTooLarge) || r.o.Status().Reads != before {
+		t.Errorf("declared over the cap: %v (reads %d → %d)", err, before, r.o.Status().Reads)
+	}
+	// The budget: 100 000 + 100 000 > 150 000.
+	big := skill.Resource{URI: "skill://a/big.txt", Size: 100_000, HasSize: true}
+	if _, err := r.o.Fetch(context.Background(), big); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.o.Fetch(context.Background(), big); !errors.Is(err, ErrOverBudget) {
+		t.Errorf("second big fetch: %v, want ErrOverBudget", err)
+	}
+}
+
+func TestGetSkillAndReadDir(t *testing.T) {
+	r := newRig(t, files, nil)
+	r.next(t)
+	s, err := r.o.GetSkill(context.Background(), "skill://p/c/SKILL.md")
+	if err != nil || s.Entry.Name() != "c" {
+		t.Fatalf("GetSkill: %v", err)
+	}
+	if _, err := r.o.GetSkill(context.Background(), "skill://p/nope/SKILL.md"); !errors.Is(err, ErrNotServed) {
+		t.Errorf("GetSkill of an unknown skill: %v, want ErrNotServed", err)
+	}
+	if _, err := r.o.GetSkill(context.Background(), "file:///etc/passwd"); verify.ReasonOf(err) != verify.BadScheme {
+		t.Errorf("GetSkill of a file: URI: %v", err)
+	}
+	dir, _ := verify.ParseURI("skill://p")
+	kids, err := r.o.ReadDir(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, k := range kids {
+		names = append(names, k.URI.Name())
+		if !k.Dir {
+			t.Errorf("%s should be a directory", k.URI)
+		}
+	}
+	if strings.Join(names, ",") != "b,c" {
+		t.Errorf("children of skill://p = %v", names)
+	}
+}
+
+func TestListingCapsTruncate(t *testing.T) {
+	r := newRig(t, files, func(o *config.Origin) { o.Limits.MaxListEntries = 2 })
+	c := r.next(t)
+	if len(c.Skills) != 2 || !strings.Contains(c.Truncated, "max_list_entries") {
+		t.Errorf("skills %d, truncated %q", len(c.Skills), c.Truncated)
+	}
+}
+
+func TestPinsAreConfirmed(t *testing.T) {
+	r := newRig(t, files, func(o *config.Origin) {
+		o.Limits.MaxListEntries = 1
+		o.Pin = []string{"skill://p/c/SKILL.md", "skill://p/missing/SKILL.md"}
+	})
+	c := r.next(t)
+	if !c.Pinned["skill://p/c/SKILL.md"] {
+		t.Errorf("pinned: %v", c.Pinned)
+	}
+	var rejected []string
+	for _, rej := range c.Rejected {
+		rejected = append(rejected, rej.URI+":"+string(rej.Reason))
+	}
+	if len(rejected) != 1 || !strings.Contains(rejected[0], "missing") {
+		t.Errorf("rejected: %v", rejected)
+	}
+}
