@@ -3,7 +3,6 @@ package fs
 import (
 	"context"
 	"log/slog"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -48,6 +47,7 @@ var (
 	_ = (gofs.NodeGetxattrer)((*node)(nil))
 	_ = (gofs.NodeListxattrer)((*node)(nil))
 	_ = (gofs.NodeStatfser)((*node)(nil))
+	_ = (gofs.NodeOpendirHandler)((*node)(nil))
 )
 
 func (n *node) child(name string) string {
@@ -94,7 +94,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 
 // attrTimeout: a size that is not known yet must not be cached.
 func attrTimeout(a vfs.Attr) time.Duration {
-	if a.DirectIO {
+	if a.Volatile {
 		return 0
 	}
 	return CacheTimeout
@@ -117,16 +117,6 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 }
 
 func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	if h, ok := fh.(*handle); ok && h.size.Load() >= 0 {
-		// An open file keeps the size of the bytes it opened.
-		a, err := n.sh.v.Stat(ctx, n.path)
-		if err == nil {
-			a.Size = h.size.Load()
-			n.sh.fill(a, &out.Attr)
-			out.SetTimeout(CacheTimeout)
-			return 0
-		}
-	}
 	a, err := n.sh.v.Stat(ctx, n.path)
 	if err != nil {
 		return toErrno(n.sh.log, "getattr", n.path, err)
@@ -143,18 +133,12 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	return 0
 }
 
-// handle is an open file.
-type handle struct {
-	h    *vfs.Handle
-	size atomic.Int64 // size once the bytes are loaded, -1 before
-}
-
-func newHandle(h *vfs.Handle) *handle {
-	fh := &handle{h: h}
-	fh.size.Store(-1)
-	return fh
-}
-
+// Open answers ENOSYS for reads: reads need no handle, and that answer
+// tells the kernel to stop sending OPEN and RELEASE for this mount and to
+// keep file pages cached across opens. A warm open+read+close then never
+// reaches the daemon. The price is that an open file reads the current
+// entry's bytes rather than those of the entry it was opened on (a swap
+// invalidates the kernel's pages). Opens for writing answer EROFS.
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if n.dir {
 		return nil, 0, syscall.EISDIR
@@ -162,35 +146,34 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND|syscall.O_CREAT) != 0 {
 		return nil, 0, syscall.EROFS
 	}
-	a, err := n.sh.v.Stat(ctx, n.path)
-	if err != nil {
-		return nil, 0, toErrno(n.sh.log, "open", n.path, err)
-	}
-	h, err := n.sh.v.Open(ctx, n.path)
-	if err != nil {
-		return nil, 0, toErrno(n.sh.log, "open", n.path, err)
-	}
-	if a.DirectIO {
-		return newHandle(h), fuse.FOPEN_DIRECT_IO, 0
-	}
-	return newHandle(h), fuse.FOPEN_KEEP_CACHE, 0
+	return nil, 0, syscall.ENOSYS
 }
 
 func (n *node) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	h, ok := fh.(*handle)
-	if !ok {
-		return nil, syscall.EBADF
-	}
-	b, err := h.h.Bytes(ctx)
+	b, err := n.sh.v.ReadFile(ctx, n.path)
 	if err != nil {
 		return nil, toErrno(n.sh.log, "read", n.path, err)
 	}
-	h.size.Store(int64(len(b)))
 	if off >= int64(len(b)) {
 		return fuse.ReadResultData(nil), 0
 	}
 	end := min(off+int64(len(dest)), int64(len(b)))
 	return fuse.ReadResultData(b[off:end]), 0
+}
+
+// OpendirHandle lists the directory once per open. Directories the
+// catalog alone decides are returned with FOPEN_CACHE_DIR, so that the
+// kernel keeps the listing until a catalog swap invalidates it.
+func (n *node) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	ds, errno := n.Readdir(ctx)
+	if errno != 0 {
+		return nil, 0, errno
+	}
+	var fl uint32
+	if n.sh.v.DirCacheable(n.path) {
+		fl = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+	}
+	return ds, fl, 0
 }
 
 func (n *node) xattrs(ctx context.Context) ([]vfs.Xattr, syscall.Errno) {

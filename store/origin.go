@@ -275,6 +275,30 @@ func (o *Origin) Put(d skill.Digest, b []byte) error {
 	return nil
 }
 
+// Keep is Put for bytes the caller has just verified against d: they are
+// in memory when Keep returns, so the next Get finds them, and the disk copy
+// is written in the background (Close waits for it). Unlike Put, Keep does
+// not hash b again — it is on the read path, after the caller's own check —
+// and takes ownership of b. A failed disk write is logged; the bytes are
+// then fetched again after a restart.
+func (o *Origin) Keep(d skill.Digest, b []byte) {
+	h, err := digestHex(d)
+	if err != nil || o.removed.Load() || int64(len(b)) > o.s.opts.MaxFileSize {
+		return
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	o.s.mem.add(memKey{o.gen, h}, b)
+	o.s.writes.Add(1)
+	go func() {
+		defer o.s.writes.Done()
+		if err := o.write(h, b); err != nil {
+			o.s.log.Warn("storing verified bytes", "origin", o.id, "op", "store", "digest", string(d), "err", err)
+		}
+	}()
+}
+
 func (o *Origin) write(h string, b []byte) error {
 	rel := objectRel(h)
 	if fi, err := o.root.Lstat(rel); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(b)) {

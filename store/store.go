@@ -59,6 +59,9 @@ type Store struct {
 	origins map[string]*Origin
 	gen     uint64
 
+	// writes tracks the disk writes Keep started.
+	writes sync.WaitGroup
+
 	hits, loads, discards atomic.Uint64
 }
 
@@ -275,6 +278,7 @@ func (s *Store) Stats() Stats {
 // Close releases the store's directory handles. The Store and its Origins
 // must not be used afterwards.
 func (s *Store) Close() error {
+	s.writes.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, o := range s.origins {

@@ -783,3 +783,29 @@ func TestLeftoverTempFilesRemoved(t *testing.T) {
 		t.Errorf("an abandoned temporary file survived: %v", err)
 	}
 }
+
+func TestKeepIsInMemoryAtOnceAndOnDiskAfterClose(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "store")
+	s, rec := openStoreAt(t, root, Options{})
+	o := mustOrigin(t, s, "acme-0123456789abcdef")
+	b := content(7, 100_000)
+	d := digestOf(b)
+	o.Keep(d, b)
+	if got, err := o.Get(d); err != nil || !bytes.Equal(got, b) {
+		t.Fatalf("Get right after Keep: %d bytes, %v", len(got), err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if m := perm(t, objectPath(o, d)); m != 0o400 {
+		t.Errorf("object mode %v, want 0400", m)
+	}
+	s2, _ := openStoreAt(t, root, Options{})
+	got, err := mustOrigin(t, s2, "acme-0123456789abcdef").Get(d)
+	if err != nil || !bytes.Equal(got, b) {
+		t.Errorf("Get from disk after a restart: %d bytes, %v", len(got), err)
+	}
+	if w := rec.takeWarnings(); len(w) != 0 {
+		t.Errorf("unexpected warnings: %v", w)
+	}
+}

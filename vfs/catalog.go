@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"time"
@@ -36,15 +37,15 @@ func (o *origin) saveCatalog() {
 		o.log.Error("saving catalog", "op", "save", "err", err)
 		return
 	}
-	if p := o.catSaved.Load(); p != nil && *p == string(b) {
+	sum := sha256.Sum256(b)
+	if p := o.catSaved.Load(); p != nil && *p == sum {
 		return
 	}
 	if err := o.store.SaveCatalog(b); err != nil {
 		o.log.Warn("saving catalog", "op", "save", "err", err)
 		return
 	}
-	s := string(b)
-	o.catSaved.Store(&s)
+	o.catSaved.Store(&sum)
 }
 
 // loadSaved shows the last held catalog until the server answers, so that a
@@ -75,8 +76,8 @@ func (o *origin) loadSaved() {
 		}
 		cat.Skills = append(cat.Skills, s)
 	}
-	s := string(b)
-	o.catSaved.Store(&s)
+	sum := sha256.Sum256(b)
+	o.catSaved.Store(&sum)
 	o.swap(func(old *tree) (*resolver.Catalog, string) {
 		if old.source == "live" {
 			// The server answered first; keep its catalog.

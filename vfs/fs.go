@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -53,7 +54,10 @@ type FS struct {
 	origins map[string]*origin
 	labels  []string
 	started time.Time
-	wg      sync.WaitGroup
+
+	metaMu sync.Mutex
+	meta   map[string]rendering // generated files, by path
+	wg     sync.WaitGroup
 }
 
 type origin struct {
@@ -69,16 +73,16 @@ type origin struct {
 	flight flight
 
 	mu          sync.Mutex
-	live        map[string]*liveListing  // path → last directory read
-	extra       map[string]*verify.Skill // unlisted skills confirmed with skills/get
-	confirmedAt map[string]time.Time     // uri → last skills/get for an unlisted skill
-	failures    map[string]failure       // path → the last failed read
-	gotAt       map[string]time.Time     // skill uri → last staleness skills/get
-	flags       map[string][]string      // skill uri → flags found in its SKILL.md content
-	lengths     map[string]int64         // digest → verified length, for entries without size
-	verified    map[string]struct{}      // digests verified in this run
-	swapMu      sync.Mutex               // serialises tree swaps
-	catSaved    atomic.Pointer[string]   // last saved catalog JSON, to skip rewrites
+	live        map[string]*liveListing           // path → last directory read
+	extra       map[string]*verify.Skill          // unlisted skills confirmed with skills/get
+	confirmedAt map[string]time.Time              // uri → last skills/get for an unlisted skill
+	failures    map[string]failure                // path → the last failed read
+	gotAt       map[string]time.Time              // skill uri → last staleness skills/get
+	flags       map[string][]string               // skill uri → flags found in its SKILL.md content
+	lengths     map[string]int64                  // digest → verified length, for entries without size
+	verified    map[string]struct{}               // digests verified in this run
+	swapMu      sync.Mutex                        // serialises tree swaps
+	catSaved    atomic.Pointer[[sha256.Size]byte] // hash of the last saved catalog, to skip rewrites
 }
 
 type failure struct {
@@ -284,9 +288,10 @@ type Attr struct {
 	Ino   uint64
 	Size  int64
 	Mtime time.Time
-	// DirectIO: the size is not known before the file is read, so the
-	// kernel must not trust it (or cache pages) for this open.
-	DirectIO bool
+	// Volatile: the size may change without a catalog swap (a file whose
+	// size the server did not declare, a generated file), so the kernel must
+	// not cache the attributes.
+	Volatile bool
 }
 
 // A DirEntry is one child in ReadDir.
@@ -334,10 +339,13 @@ func (o *origin) attr(n *node) Attr {
 		if ok && r.Digest != "" {
 			a.Size = l
 		} else {
-			// The older revision of the SEP declares no size: until the
-			// file has been read and verified its length is unknown, shown
-			// as 0, and reads bypass the kernel's size checks.
-			a.DirectIO = true
+			// The older revision of the SEP declares no size (and dynamic
+			// skills have none): until the file has been read and verified
+			// its length is unknown. It is shown as the per-file cap, an
+			// upper bound, so that the kernel asks for the bytes at all;
+			// the first read's short answer tells it the real end.
+			a.Size = o.cfg.Limits.MaxFileSize
+			a.Volatile = true
 		}
 	}
 	return a
@@ -395,3 +403,17 @@ func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 
 // ErrNotDir is returned when a directory operation names a file.
 var ErrNotDir = errors.New("not a directory")
+
+// DirCacheable reports whether the kernel may keep a directory's listing
+// until it is told the directory changed: true unless directory reads can
+// change it between catalog swaps.
+func (f *FS) DirCacheable(p string) bool {
+	if p == "" || p == MetaDir {
+		return true
+	}
+	o, rest, ok := f.resolve(p)
+	if !ok {
+		return false
+	}
+	return rest == "" || !o.liveable(o.tree.Load(), rest)
+}

@@ -39,10 +39,54 @@ func (f *FS) statMeta(p string) (Attr, error) {
 	if err != nil {
 		return Attr{}, err
 	}
-	return Attr{Kind: KindFile, Ino: metaIno(p), Size: int64(len(b)), Mtime: f.now(), DirectIO: true}, nil
+	return Attr{Kind: KindFile, Ino: metaIno(p), Size: int64(len(b)), Mtime: f.metaTime(p), Volatile: true}, nil
 }
 
+// metaTTL is how long a rendering of a generated file is reused, so that
+// the size a stat reports and the bytes the following reads return agree.
+const metaTTL = time.Second
+
+type rendering struct {
+	b     []byte
+	at    time.Time // rendered
+	mtime time.Time // content last changed
+}
+
+func (f *FS) metaTime(p string) time.Time {
+	f.metaMu.Lock()
+	defer f.metaMu.Unlock()
+	if r, ok := f.meta[p]; ok {
+		return r.mtime
+	}
+	return f.started
+}
+
+// renderMeta returns the content of a generated file, rendered at most once
+// per metaTTL.
 func (f *FS) renderMeta(p string) ([]byte, error) {
+	f.metaMu.Lock()
+	defer f.metaMu.Unlock()
+	now := f.now()
+	if r, ok := f.meta[p]; ok && now.Sub(r.at) < metaTTL {
+		return r.b, nil
+	}
+	b, err := f.render(p)
+	if err != nil {
+		return nil, err
+	}
+	if f.meta == nil {
+		f.meta = map[string]rendering{}
+	}
+	if r, ok := f.meta[p]; ok && bytes.Equal(r.b, b) {
+		// Unchanged: keep the time, so the kernel keeps its pages.
+		f.meta[p] = rendering{b: r.b, at: now, mtime: r.mtime}
+		return r.b, nil
+	}
+	f.meta[p] = rendering{b: b, at: now, mtime: now}
+	return b, nil
+}
+
+func (f *FS) render(p string) ([]byte, error) {
 	switch strings.TrimPrefix(p, MetaDir+"/") {
 	case metaIndexJSON:
 		return marshal(f.Index())

@@ -100,6 +100,29 @@ func (f *FS) Open(ctx context.Context, p string) (*Handle, error) {
 	return &Handle{fs: f, o: o, n: n}, nil
 }
 
+// ReadAt reads verified bytes of the file at p, loading it on the first
+// read. The mount reads this way: it keeps no open handles.
+func (f *FS) ReadAt(ctx context.Context, p string, dst []byte, off int64) (int, error) {
+	b, err := f.ReadFile(ctx, p)
+	if err != nil {
+		return 0, err
+	}
+	if off >= int64(len(b)) {
+		return 0, nil
+	}
+	return copy(dst, b[off:]), nil
+}
+
+// ReadFile returns the whole verified content of the file at p. The slice
+// must not be modified.
+func (f *FS) ReadFile(ctx context.Context, p string) ([]byte, error) {
+	h, err := f.Open(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return h.Bytes(ctx)
+}
+
 // ErrIsDir is returned when a file operation names a directory.
 var ErrIsDir = errors.New("is a directory")
 
@@ -162,6 +185,11 @@ func (o *origin) load(ctx context.Context, n *node) ([]byte, error) {
 // fetchVerified fetches a file, checks it against the held entry and
 // stores it. A failed check gets one chance through skills/get.
 func (o *origin) fetchVerified(ctx context.Context, n *node) ([]byte, error) {
+	// A fetch that finished just before this one started has stored the
+	// bytes already.
+	if b, err := o.store.Get(n.file.res.Digest); err == nil {
+		return b, nil
+	}
 	b, err := o.fetchAndCheck(ctx, n, nil)
 	if err == nil || !isStale(err) {
 		return b, o.fail(n.path, err)
@@ -224,9 +252,7 @@ func (o *origin) check(n *node, b []byte) error {
 
 // keep stores verified bytes and records what reading them taught us.
 func (o *origin) keep(n *node, b []byte) {
-	if err := o.store.Put(n.file.res.Digest, b); err != nil {
-		o.log.Warn("storing verified bytes", "op", "store", "path", n.path, "err", err)
-	}
+	o.store.Keep(n.file.res.Digest, b)
 	o.noteVerified(n.file.res, b)
 	o.noteFlags(n, b)
 	o.mu.Lock()

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -33,6 +34,7 @@ type mountOptions struct {
 	logLevel       string
 	allowOther     bool
 	startupTimeout time.Duration
+	memoryCache    string
 	// ready, when set, receives the mount's ready line instead of stdout.
 	ready io.Writer
 	// logOut is where logs go; stderr by default.
@@ -48,6 +50,7 @@ func (o *mountOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.BoolVar(&o.allowOther, "allow-other", false, "let other users read the mount (needs user_allow_other in /etc/fuse.conf)")
 	f.DurationVar(&o.startupTimeout, "startup-timeout", 20*time.Second, "how long to wait for servers to list their skills before the mount goes live")
+	f.StringVar(&o.memoryCache, "memory-cache", "32MiB", "verified bytes kept in memory, on top of the kernel's page cache (e.g. 64MiB; 0 disables)")
 }
 
 func newMountCommand() *cobra.Command {
@@ -131,7 +134,14 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if within(root, mnt) {
 		return usageError(fmt.Errorf("the cache directory %s is inside the mountpoint %s; choose another --cache-dir", root, mnt))
 	}
-	st, err := store.Open(root, store.Options{Logger: log})
+	memLimit, err := parseSize(opts.memoryCache)
+	if err != nil {
+		return usageError(fmt.Errorf("--memory-cache %q: %v (write e.g. 32MiB)", opts.memoryCache, err))
+	}
+	if memLimit == 0 {
+		memLimit = -1 // store: negative disables
+	}
+	st, err := store.Open(root, store.Options{Logger: log, MemoryLimit: memLimit})
 	if err != nil {
 		return fmt.Errorf("open cache: %w", err)
 	}
@@ -216,6 +226,27 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		return &exitError{code: exitUnmountBusy, err: fmt.Errorf("unmounted %s lazily: %w", mnt, err)}
 	}
 	return nil
+}
+
+// parseSize reads a byte count with an optional unit (KiB, MiB, GiB, KB, MB, GB).
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("not a size")
+	}
+	return n * mult, nil
 }
 
 func waitTimeout(wait func(), d time.Duration) {
@@ -326,7 +357,10 @@ func startDemo(ctx context.Context, log *slog.Logger) (*config.Config, map[strin
 		cleanup()
 		return nil, nil, nil, err
 	}
-	srv, err := skillserver.New(dir, skillserver.Options{Logger: log.With("origin", demoLabel, "op", "demo-server"), PollInterval: -1, Name: "skillfs-demo"})
+	// The demo server's session chatter is not the user's concern; its
+	// warnings are.
+	srvLog := slog.New(minLevel{log.Handler(), slog.LevelWarn}).With("origin", demoLabel, "op", "demo-server")
+	srv, err := skillserver.New(dir, skillserver.Options{Logger: srvLog, PollInterval: -1, Name: "skillfs-demo"})
 	if err != nil {
 		cleanup()
 		return nil, nil, nil, err
@@ -350,3 +384,18 @@ func startDemo(ctx context.Context, log *slog.Logger) (*config.Config, map[strin
 	}}}
 	return cfg, map[string]func(context.Context) (io.ReadWriteCloser, error){demoLabel: dial}, func() { cancel(); cleanup() }, nil
 }
+
+// minLevel drops records below a level before they reach h.
+type minLevel struct {
+	h     slog.Handler
+	level slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.level && m.h.Enabled(ctx, l)
+}
+func (m minLevel) Handle(ctx context.Context, r slog.Record) error { return m.h.Handle(ctx, r) }
+func (m minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{m.h.WithAttrs(as), m.level}
+}
+func (m minLevel) WithGroup(name string) slog.Handler { return minLevel{m.h.WithGroup(name), m.level} }
