@@ -48,6 +48,7 @@ var (
 	_ = (gofs.NodeListxattrer)((*node)(nil))
 	_ = (gofs.NodeStatfser)((*node)(nil))
 	_ = (gofs.NodeOpendirHandler)((*node)(nil))
+	_ = (gofs.NodeFlusher)((*node)(nil))
 )
 
 func (n *node) child(name string) string {
@@ -159,6 +160,12 @@ func (n *node) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off in
 	}
 	end := min(off+int64(len(dest)), int64(len(b)))
 	return fuse.ReadResultData(b[off:end]), 0
+}
+
+// Flush answers ENOSYS, which tells the kernel not to send FLUSH on every
+// close: there is never anything to flush.
+func (n *node) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
+	return syscall.ENOSYS
 }
 
 // OpendirHandle lists the directory once per open. Directories the

@@ -35,6 +35,11 @@ type Origin struct {
 
 	tmu      sync.Mutex
 	inflight map[string]struct{} // temporary files this process is writing
+
+	// pending holds the bytes Keep is still writing to disk, so that a Get
+	// in between finds them even when the memory cache could not.
+	pmu     sync.Mutex
+	pending map[string][]byte
 }
 
 // ID returns the origin's id.
@@ -66,7 +71,14 @@ func (o *Origin) Get(d skill.Digest) ([]byte, error) {
 		o.s.hits.Add(1)
 		return b, nil
 	}
-	b, err := o.load(d, h)
+	o.pmu.Lock()
+	b, ok := o.pending[h]
+	o.pmu.Unlock()
+	if ok {
+		o.s.hits.Add(1)
+		return b, nil
+	}
+	b, err = o.load(d, h)
 	if err != nil {
 		if o.removed.Load() {
 			return nil, fmt.Errorf("get %s from %s: %w", d, o.id, ErrNotFound)
@@ -275,9 +287,10 @@ func (o *Origin) Put(d skill.Digest, b []byte) error {
 	return nil
 }
 
-// Keep is Put for bytes the caller has just verified against d: they are
-// in memory when Keep returns, so the next Get finds them, and the disk copy
-// is written in the background (Close waits for it). Unlike Put, Keep does
+// Keep is Put for bytes the caller has just verified against d: Get finds
+// them as soon as Keep returns (in the memory cache, or held until the disk
+// copy is written), and the disk copy is written in the background (Close
+// waits for it). Unlike Put, Keep does
 // not hash b again — it is on the read path, after the caller's own check —
 // and takes ownership of b. A failed disk write is logged; the bytes are
 // then fetched again after a restart.
@@ -290,9 +303,20 @@ func (o *Origin) Keep(d skill.Digest, b []byte) {
 		b = []byte{}
 	}
 	o.s.mem.add(memKey{o.gen, h}, b)
+	o.pmu.Lock()
+	if o.pending == nil {
+		o.pending = map[string][]byte{}
+	}
+	o.pending[h] = b
+	o.pmu.Unlock()
 	o.s.writes.Add(1)
 	go func() {
 		defer o.s.writes.Done()
+		defer func() {
+			o.pmu.Lock()
+			delete(o.pending, h)
+			o.pmu.Unlock()
+		}()
 		if err := o.write(h, b); err != nil {
 			o.s.log.Warn("storing verified bytes", "origin", o.id, "op", "store", "digest", string(d), "err", err)
 		}

@@ -11,6 +11,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,6 +38,8 @@ type mountOptions struct {
 	allowOther     bool
 	startupTimeout time.Duration
 	memoryCache    string
+	cpuProfile     string
+	memProfile     string
 	// ready, when set, receives the mount's ready line instead of stdout.
 	ready io.Writer
 	// logOut is where logs go; stderr by default.
@@ -50,7 +55,11 @@ func (o *mountOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.BoolVar(&o.allowOther, "allow-other", false, "let other users read the mount (needs user_allow_other in /etc/fuse.conf)")
 	f.DurationVar(&o.startupTimeout, "startup-timeout", 20*time.Second, "how long to wait for servers to list their skills before the mount goes live")
-	f.StringVar(&o.memoryCache, "memory-cache", "32MiB", "verified bytes kept in memory, on top of the kernel's page cache (e.g. 64MiB; 0 disables)")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the daemon to `FILE` (for BENCHMARKS.md)")
+	f.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to `FILE` when unmounting")
+	f.MarkHidden("cpuprofile")
+	f.MarkHidden("memprofile")
+	f.StringVar(&o.memoryCache, "memory-cache", "16MiB", "verified bytes kept in memory, on top of the kernel's page cache (e.g. 64MiB; 0 disables)")
 }
 
 func newMountCommand() *cobra.Command {
@@ -99,11 +108,24 @@ func newLogger(w io.Writer, level string, debug bool) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
+// defaultMemoryLimit is the daemon's soft heap limit unless GOMEMLIMIT says
+// otherwise: fetches of large files come in bursts, and without a limit the
+// heap (and RSS) stays at its high-water mark long after they are done.
+const defaultMemoryLimit = 96 << 20
+
 func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	log, err := newLogger(opts.logOut, opts.logLevel, opts.debug)
 	if err != nil {
 		return err
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
+	stopProfiles, err := startProfiles(opts.cpuProfile, opts.memProfile)
+	if err != nil {
+		return usageError(err)
+	}
+	defer stopProfiles()
 	mnt, err := filepath.Abs(mountpoint)
 	if err != nil {
 		return usageError(err)
@@ -201,13 +223,17 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	fmt.Fprintf(opts.ready, "skillfs: mounted %s (%s)\n", mnt, strings.Join(v.Labels(), ", "))
 
 	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
+	signal.Notify(hup, syscall.SIGHUP, syscall.SIGUSR1)
 	defer signal.Stop(hup)
 	gone := make(chan struct{})
 	go func() { live.Wait(); close(gone) }()
 	for {
 		select {
-		case <-hup:
+		case sig := <-hup:
+			if sig == syscall.SIGUSR1 {
+				writeHeapProfile(opts.memProfile)
+				continue
+			}
 			log.Info("SIGHUP: listing every server again")
 			v.Refresh()
 			continue
@@ -226,6 +252,42 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		return &exitError{code: exitUnmountBusy, err: fmt.Errorf("unmounted %s lazily: %w", mnt, err)}
 	}
 	return nil
+}
+
+// startProfiles starts a CPU profile and arranges a heap profile; the
+// returned func writes them.
+func startProfiles(cpu, mem string) (func(), error) {
+	var cpuFile *os.File
+	if cpu != "" {
+		f, err := os.Create(cpu)
+		if err != nil {
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		cpuFile = f
+	}
+	return func() {
+		if cpuFile != nil {
+			pprof.StopCPUProfile()
+			cpuFile.Close()
+		}
+		writeHeapProfile(mem)
+	}, nil
+}
+
+// writeHeapProfile writes the live heap to path (SIGUSR1, and at exit).
+func writeHeapProfile(path string) {
+	if path == "" {
+		return
+	}
+	if f, err := os.Create(path); err == nil {
+		runtime.GC()
+		pprof.WriteHeapProfile(f)
+		f.Close()
+	}
 }
 
 // parseSize reads a byte count with an optional unit (KiB, MiB, GiB, KB, MB, GB).
