@@ -66,6 +66,7 @@ type fixture struct {
 	srv    *skillserver.Server
 	access *accessLog
 	cache  string
+	st     *store.Store
 	cancel context.CancelFunc
 }
 
@@ -122,6 +123,7 @@ func (f *fixture) start(t *testing.T, edit func(*config.Origin)) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.st = st
 	ctx, cancel := context.WithCancel(context.Background())
 	f.cancel = cancel
 	dial := func(context.Context) (io.ReadWriteCloser, error) {
@@ -298,6 +300,7 @@ func TestSavedCatalogServesVerifiedBytesOffline(t *testing.T) {
 	}
 	f.cancel()
 	f.fs.Wait()
+	f.st.Close() // waits for the disk writes, as the daemon does at exit
 	// Restart against a server that never answers the handshake.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

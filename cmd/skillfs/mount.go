@@ -167,6 +167,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err != nil {
 		return fmt.Errorf("open cache: %w", err)
 	}
+	defer st.Close() // waits for disk writes under way
 
 	if err := prepareMountpoint(mnt, log); err != nil {
 		return &exitError{code: exitMount, err: err}
