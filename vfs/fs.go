@@ -208,6 +208,9 @@ func (o *origin) onCatalog(c *resolver.Catalog) {
 	o.swap(func(*tree) (*resolver.Catalog, string) { return c, "live" })
 	o.saveCatalog()
 	o.markReady()
+	// Decoding a large listing and saving it leave much garbage behind;
+	// give it back rather than keep the daemon at that peak.
+	releaseMemory()
 }
 
 // swap builds a new tree from the catalog next returns and swaps it in,
@@ -329,7 +332,7 @@ func (o *origin) attr(n *node) Attr {
 		return Attr{Kind: KindDir, Ino: n.ino, Mtime: n.mtime}
 	}
 	a := Attr{Kind: KindFile, Ino: n.ino, Mtime: n.mtime}
-	switch r := n.file.res; {
+	switch r := n.file.f.Resource; {
 	case r.HasSize:
 		a.Size = r.Size
 	default:

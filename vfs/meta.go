@@ -3,6 +3,7 @@ package vfs
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -47,7 +48,8 @@ func (f *FS) statMeta(p string) (Attr, error) {
 const metaTTL = time.Second
 
 type rendering struct {
-	b     []byte
+	b     []byte    // dropped after metaTTL: index.json of a large catalog is megabytes
+	sum   [32]byte  // of b, to tell whether the content changed
 	at    time.Time // rendered
 	mtime time.Time // content last changed
 }
@@ -67,7 +69,7 @@ func (f *FS) renderMeta(p string) ([]byte, error) {
 	f.metaMu.Lock()
 	defer f.metaMu.Unlock()
 	now := f.now()
-	if r, ok := f.meta[p]; ok && now.Sub(r.at) < metaTTL {
+	if r, ok := f.meta[p]; ok && r.b != nil && now.Sub(r.at) < metaTTL {
 		return r.b, nil
 	}
 	b, err := f.render(p)
@@ -77,12 +79,20 @@ func (f *FS) renderMeta(p string) ([]byte, error) {
 	if f.meta == nil {
 		f.meta = map[string]rendering{}
 	}
-	if r, ok := f.meta[p]; ok && bytes.Equal(r.b, b) {
+	r := rendering{b: b, sum: sha256.Sum256(b), at: now, mtime: now}
+	if old, ok := f.meta[p]; ok && old.sum == r.sum {
 		// Unchanged: keep the time, so the kernel keeps its pages.
-		f.meta[p] = rendering{b: r.b, at: now, mtime: r.mtime}
-		return r.b, nil
+		r.mtime = old.mtime
 	}
-	f.meta[p] = rendering{b: b, at: now, mtime: now}
+	f.meta[p] = r
+	time.AfterFunc(2*metaTTL, func() {
+		f.metaMu.Lock()
+		defer f.metaMu.Unlock()
+		if cur, ok := f.meta[p]; ok && cur.at.Equal(now) {
+			cur.b = nil
+			f.meta[p] = cur
+		}
+	})
 	return b, nil
 }
 
@@ -385,7 +395,7 @@ func (f *FS) Xattrs(ctx context.Context, p string) ([]Xattr, error) {
 		return xs, nil
 	}
 	file := n.file
-	xs = append(xs, Xattr{"user.skillfs.uri", file.uri.String()})
+	xs = append(xs, Xattr{"user.skillfs.uri", file.f.URI.String()})
 	if sn := t.skillAt(parentOf(rest)); sn != nil {
 		xs = append(xs, Xattr{"user.skillfs.skill", sn.uri()})
 	}
@@ -393,12 +403,12 @@ func (f *FS) Xattrs(ctx context.Context, p string) ([]Xattr, error) {
 		xs = append(xs, Xattr{"user.skillfs.verified", "unverifiable"})
 		return xs, nil
 	}
-	xs = append(xs, Xattr{"user.skillfs.digest", string(file.res.Digest)})
+	xs = append(xs, Xattr{"user.skillfs.digest", string(file.f.Resource.Digest)})
 	verified := "no"
 	o.mu.Lock()
-	_, ok = o.verified[string(file.res.Digest)]
+	_, ok = o.verified[string(file.f.Resource.Digest)]
 	o.mu.Unlock()
-	if ok || o.store.Has(file.res.Digest) {
+	if ok || o.store.Has(file.f.Resource.Digest) {
 		verified = "yes"
 	}
 	xs = append(xs, Xattr{"user.skillfs.verified", verified})

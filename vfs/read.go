@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -171,13 +172,13 @@ func (o *origin) load(ctx context.Context, n *node) ([]byte, error) {
 			return o.fetchDynamic(fctx, n)
 		})
 	}
-	if b, err := o.store.Get(f.res.Digest); err == nil {
-		o.noteVerified(f.res, b)
+	if b, err := o.store.Get(f.f.Resource.Digest); err == nil {
+		o.noteVerified(f.f.Resource, b)
 		return b, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		o.log.Warn("store read failed", "op", "read", "path", n.path, "err", err)
 	}
-	return o.flight.do(ctx, string(f.res.Digest)+"\x00"+n.path, func(fctx context.Context) ([]byte, error) {
+	return o.flight.do(ctx, string(f.f.Resource.Digest)+"\x00"+n.path, func(fctx context.Context) ([]byte, error) {
 		return o.fetchVerified(fctx, n)
 	})
 }
@@ -187,7 +188,7 @@ func (o *origin) load(ctx context.Context, n *node) ([]byte, error) {
 func (o *origin) fetchVerified(ctx context.Context, n *node) ([]byte, error) {
 	// A fetch that finished just before this one started has stored the
 	// bytes already.
-	if b, err := o.store.Get(n.file.res.Digest); err == nil {
+	if b, err := o.store.Get(n.file.f.Resource.Digest); err == nil {
 		return b, nil
 	}
 	b, err := o.fetchAndCheck(ctx, n, nil)
@@ -225,7 +226,7 @@ func (o *origin) fetchAndCheck(ctx context.Context, n *node, have []byte) ([]byt
 		o.keep(n, have)
 		return have, nil
 	}
-	b, err := o.res.Fetch(ctx, f.res)
+	b, err := o.res.Fetch(ctx, f.f.Resource)
 	if err != nil {
 		return nil, &ReadError{Path: n.path, Reason: reasonOf(err), Err: err}
 	}
@@ -239,7 +240,7 @@ func (o *origin) fetchAndCheck(ctx context.Context, n *node, have []byte) ([]byt
 // check verifies bytes against the node's resource and, for a SKILL.md,
 // the frontmatter of every entry whose SKILL.md it is.
 func (o *origin) check(n *node, b []byte) error {
-	if err := verify.CheckContent(n.file.res, b); err != nil {
+	if err := verify.CheckContent(n.file.f.Resource, b); err != nil {
 		return err
 	}
 	for _, sn := range n.file.entryOf {
@@ -252,8 +253,11 @@ func (o *origin) check(n *node, b []byte) error {
 
 // keep stores verified bytes and records what reading them taught us.
 func (o *origin) keep(n *node, b []byte) {
-	o.store.Keep(n.file.res.Digest, b)
-	o.noteVerified(n.file.res, b)
+	o.store.Keep(n.file.f.Resource.Digest, b)
+	if len(b) >= largeFetch {
+		releaseMemory()
+	}
+	o.noteVerified(n.file.f.Resource, b)
 	o.noteFlags(n, b)
 	o.mu.Lock()
 	delete(o.failures, n.path)
@@ -304,7 +308,7 @@ func (o *origin) fail(p string, err error) error {
 	if !seen || prev.reason != re.Reason {
 		uri := ""
 		if n := o.tree.Load().nodes[p]; n != nil && n.file != nil {
-			uri = n.file.uri.String()
+			uri = n.file.f.URI.String()
 		}
 		o.log.Warn("read failed", "op", "read", "path", joinPath(o.cfg.Label, p), "uri", uri, "reason", re.Reason, "err", re.Err)
 	}
@@ -344,7 +348,7 @@ func (o *origin) refreshOwners(ctx context.Context, n *node) (*node, bool) {
 		return nil, false
 	}
 	fresh := o.tree.Load().nodes[n.path]
-	if fresh == nil || fresh.isDir() || fresh.file.res.URI != n.file.res.URI {
+	if fresh == nil || fresh.isDir() || fresh.file.f.Resource.URI != n.file.f.Resource.URI {
 		return nil, true
 	}
 	return fresh, true
@@ -372,7 +376,7 @@ func (o *origin) replace(old, fresh *verify.Skill) {
 // against, so only the caps and, for the SKILL.md, the frontmatter apply.
 // The bytes are not stored.
 func (o *origin) fetchDynamic(ctx context.Context, n *node) ([]byte, error) {
-	b, err := o.res.Fetch(ctx, skill.Resource{URI: n.file.res.URI})
+	b, err := o.res.Fetch(ctx, skill.Resource{URI: n.file.f.Resource.URI})
 	if err != nil {
 		return nil, o.fail(n.path, &ReadError{Path: n.path, Reason: reasonOf(err), Err: err})
 	}
@@ -383,4 +387,35 @@ func (o *origin) fetchDynamic(ctx context.Context, n *node) ([]byte, error) {
 	}
 	o.noteFlags(n, b)
 	return b, nil
+}
+
+// largeFetch is the size from which a fetch is worth returning its
+// transient memory to the system: decoding a response of n bytes briefly
+// takes several times n, and without this the daemon's RSS would stay at
+// the high-water mark of its largest fetch.
+const largeFetch = 1 << 20
+
+var (
+	releaseMu   sync.Mutex
+	releaseNext time.Time
+	releaseDue  bool
+)
+
+// releaseMemory returns freed memory to the system soon, at most once every
+// two seconds, off the read path.
+func releaseMemory() {
+	releaseMu.Lock()
+	defer releaseMu.Unlock()
+	if releaseDue {
+		return
+	}
+	releaseDue = true
+	wait := max(time.Until(releaseNext), 100*time.Millisecond)
+	time.AfterFunc(wait, func() {
+		debug.FreeOSMemory()
+		releaseMu.Lock()
+		releaseDue = false
+		releaseNext = time.Now().Add(2 * time.Second)
+		releaseMu.Unlock()
+	})
 }

@@ -36,8 +36,9 @@ type node struct {
 func (n *node) isDir() bool { return n.file == nil }
 
 type fileNode struct {
-	uri verify.URI
-	res skill.Resource
+	// f is the manifest's entry for the file, shared with the skill that
+	// listed it first.
+	f *verify.File
 	// owners are the skills whose manifest lists this file (an enclosing
 	// and a nested skill both list the nested skill's files).
 	owners []*skillNode
@@ -121,7 +122,7 @@ func sameContent(a, b *node) bool {
 	if a.isDir() {
 		return slices.Equal(a.children, b.children)
 	}
-	return a.file.res == b.file.res && a.file.conflict == b.file.conflict
+	return a.file.f.Resource == b.file.f.Resource && a.file.conflict == b.file.conflict
 }
 
 // place adds one skill's directory and files, all or nothing.
@@ -148,15 +149,16 @@ func (t *tree) place(label string, sn *skillNode) error {
 		}
 	}
 	t.dir(label, sn.path).skill = sn
-	for _, f := range files {
+	for i := range files {
+		f := &files[i]
 		p := f.URI.Path()
 		n := t.nodes[p]
 		if n == nil {
 			parent := t.dir(label, parentOf(p))
 			parent.children = append(parent.children, path.Base(p))
-			n = &node{path: p, ino: inoFor(label, p, false), file: &fileNode{uri: f.URI, res: f.Resource, dynamic: sn.s.Dynamic}}
+			n = &node{path: p, ino: inoFor(label, p, false), file: &fileNode{f: f, dynamic: sn.s.Dynamic}}
 			t.nodes[p] = n
-		} else if n.file.res != f.Resource && n.file.conflict == "" {
+		} else if n.file.f.Resource != f.Resource && n.file.conflict == "" {
 			n.file.conflict = fmt.Sprintf("the entries of %s and %s disagree about this file", n.file.owners[0].uri(), sn.uri())
 		}
 		n.file.owners = append(n.file.owners, sn)
@@ -239,7 +241,7 @@ func changes(old, new *tree) (files, dirs []string) {
 			if !slices.Equal(o.children, n.children) {
 				dirs = append(dirs, p)
 			}
-		case o.file.res != n.file.res || o.file.conflict != n.file.conflict:
+		case o.file.f.Resource != n.file.f.Resource || o.file.conflict != n.file.conflict:
 			files = append(files, p)
 		}
 	}
