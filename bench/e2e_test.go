@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+)
+
+var e2e = flag.Bool("e2e", false, "run the whole benchmark on tiny trees (needs FUSE; builds skillfs)")
+
+// TestEndToEnd runs the real pipeline, small: it checks that every
+// measurement produces a figure, that the mount served the right bytes, and
+// that nothing is left mounted. Opt-in, because it mounts.
+func TestEndToEnd(t *testing.T) {
+	if !*e2e {
+		t.Skip("opt-in: go test ./bench -run EndToEnd -e2e")
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skipf("no FUSE here: %v", err)
+	}
+	work := t.TempDir()
+	var log strings.Builder
+	rep, err := run(context.Background(), options{
+		Sizes: []int{12}, Reps: 2, StdioSize: 12, Seed: 1, WorkDir: work, Shm: "/dev/shm",
+		Spec: func(n int) Spec {
+			return Spec{Skills: n, Seed: 1, LargePairs: 3, LargeMin: 200 << 10, LargeMax: 300 << 10}
+		},
+		Logger: slog.New(slog.NewTextHandler(&log, nil)),
+	})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	t.Log("\n" + rep.Markdown())
+	if len(rep.Notes) > 0 {
+		t.Errorf("notes: %q", rep.Notes)
+	}
+	seen := map[string]int{}
+	for _, r := range rep.Rows {
+		seen[r.Transport]++
+		if r.Err != "" {
+			t.Errorf("%s/%s: %s", r.Transport, r.What, r.Err)
+		}
+		if r.Kind == KindCount && r.Value != 1 {
+			t.Errorf("%s/%s: %v requests", r.Transport, r.What, r.Value)
+		}
+		if r.Baseline != "" && r.Base <= 0 {
+			t.Errorf("%s/%s: no baseline figure", r.Transport, r.What)
+		}
+	}
+	// http: live, 2 RSS, 2 cold, 2 concurrent, 5 warm; stdio the same
+	// without the warm operations.
+	if seen["http"] != 12 || seen["stdio"] != 7 {
+		t.Errorf("rows per transport: %v", seen)
+	}
+	if m := mountsUnder(work); len(m) > 0 {
+		t.Errorf("left mounted: %v", m)
+	}
+	if ents, _ := os.ReadDir(work); len(ents) > 0 {
+		t.Errorf("left in the work directory: %v", ents)
+	}
+}
