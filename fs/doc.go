@@ -15,14 +15,19 @@
 // enforces the modes. Every mutating operation answers EROFS, guarded in the
 // node types as well as by the ro option.
 //
-// Caching. Bytes are immutable per digest, so opens return FOPEN_KEEP_CACHE
-// and entries and attributes are cached for CacheTimeout; when a catalog
-// swap changes a file or a directory, the kernel's entries, attributes and
-// pages for it are invalidated (Notify*) at once. A file whose size the
-// server did not declare (older SEP revision) shows size 0 until it has
-// been read and verified, and is opened with FOPEN_DIRECT_IO until then so
-// that reads are not cut at the unknown size. Inode numbers are derived from
-// the origin and path and are stable across remounts.
+// Caching. Bytes are immutable per digest, so the kernel may keep them:
+// Open answers ENOSYS, which tells the kernel to stop sending OPEN, FLUSH
+// and RELEASE for this mount and to keep file pages across opens, so a warm
+// open+read+close never reaches the daemon. Directories the catalog alone
+// decides are opened with FOPEN_CACHE_DIR. Entries and attributes are
+// cached for CacheTimeout; when a catalog swap changes a file or a
+// directory, the kernel's entries, attributes, listings and pages for it
+// are invalidated (Notify*) at once. A file whose size the server did not
+// declare (older SEP revision) shows the per-file cap until it has been
+// read and verified, with attributes that are never cached; it is fetched
+// when the kernel asks for its attributes on behalf of a read (rawFS), so
+// the reader sees its true size. Inode numbers are
+// derived from the origin and path and are stable across remounts.
 //
 // Errors a user sees:
 //

@@ -49,7 +49,6 @@ func Start(mountpoint string, v *vfs.FS, opts Options) (*Mount, error) {
 	}
 	sh := &shared{v: v, log: lg, uid: uint32(os.Geteuid()), gid: uint32(os.Getegid())}
 	root := &node{sh: sh, path: "", dir: true}
-	timeout := CacheTimeout
 	neg := negativeTimeout
 	mo := fuse.MountOptions{
 		FsName:           "skillfs",
@@ -63,17 +62,23 @@ func Start(mountpoint string, v *vfs.FS, opts Options) (*Mount, error) {
 		MaxReadAhead:     128 << 10,
 		DisableXAttrs:    false,
 	}
-	server, err := gofs.Mount(mountpoint, root, &gofs.Options{
+	// No EntryTimeout or AttrTimeout here: go-fuse would put those in place
+	// of every zero a node returns, and zero is how a node says "do not
+	// cache" (generated files, sizes not known yet). Nodes set their own.
+	nodeFS := gofs.NewNodeFS(root, &gofs.Options{
 		MountOptions:    mo,
-		EntryTimeout:    &timeout,
-		AttrTimeout:     &timeout,
 		NegativeTimeout: &neg,
 		UID:             sh.uid,
 		GID:             sh.gid,
 		RootStableAttr:  &gofs.StableAttr{Ino: 1},
 		Logger:          log.New(slogWriter{lg}, "", 0),
 	})
+	server, err := fuse.NewServer(&rawFS{RawFileSystem: nodeFS, sh: sh}, mountpoint, &mo)
 	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
+	}
+	go server.Serve()
+	if err := server.WaitMount(); err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
 	m := &Mount{server: server, root: root, log: lg, notify: make(chan vfs.Change, 64), done: make(chan struct{})}
@@ -208,4 +213,47 @@ type slogWriter struct{ l *slog.Logger }
 func (w slogWriter) Write(p []byte) (int, error) {
 	w.l.Debug(strings.TrimRight(string(p), "\n"), "op", "fuse")
 	return len(p), nil
+}
+
+// rawFS sees the kernel's requests before go-fuse's node layer does, for the
+// one thing the node API hides: whether a GETATTR comes from a read.
+type rawFS struct {
+	fuse.RawFileSystem
+	sh *shared
+}
+
+// GetAttr: before it reads a file, the kernel asks for its attributes with
+// the file's handle (FUSE_GETATTR_FH); stat(2) asks without. A file whose
+// size is not known yet (older SEP revision, dynamic skills) is loaded and
+// verified at that moment — it is about to be read — so that the kernel
+// reads it with its true size. A stat still fetches nothing.
+func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
+	st := r.RawFileSystem.GetAttr(cancel, in, out)
+	if st != fuse.OK || in.Flags()&fuse.FUSE_GETATTR_FH == 0 {
+		return st
+	}
+	v, ok := r.sh.volatile.Load(out.Ino)
+	if !ok {
+		return st
+	}
+	ctx, stop := cancelContext(cancel)
+	defer stop()
+	if _, err := r.sh.v.ReadFile(ctx, v.(string)); err != nil {
+		// The read that follows reports the error.
+		return st
+	}
+	return r.RawFileSystem.GetAttr(cancel, in, out)
+}
+
+// cancelContext turns go-fuse's interrupt channel into a context.
+func cancelContext(cancel <-chan struct{}) (context.Context, func()) {
+	ctx, stop := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-cancel:
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, stop
 }

@@ -3,6 +3,8 @@ package fs
 import (
 	"context"
 	"log/slog"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -27,6 +29,9 @@ type shared struct {
 	log *slog.Logger
 	uid uint32
 	gid uint32
+	// volatile maps the inode numbers of files whose size is not known yet
+	// to their paths (see rawFS.GetAttr).
+	volatile sync.Map
 }
 
 // node is the one node type: a directory or a file of the tree, by path.
@@ -90,6 +95,9 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 		mode = syscall.S_IFDIR
 	}
 	child := &node{sh: n.sh, path: p, dir: a.Kind == vfs.KindDir}
+	if a.Volatile && a.Kind == vfs.KindFile && !strings.HasPrefix(p, vfs.MetaDir+"/") {
+		n.sh.volatile.Store(a.Ino, p)
+	}
 	return n.NewInode(ctx, child, gofs.StableAttr{Mode: mode, Ino: a.Ino}), 0
 }
 

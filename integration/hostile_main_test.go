@@ -1,5 +1,18 @@
 package integration
 
+import (
+	"os"
+
+	"github.com/skillfs/skillfs/integration/hostile"
+)
+
 // hostileMain runs the test binary as a hostile server when re-executed as
-// one; it reports whether it did.
-func hostileMain() bool { return false }
+// one (hostile.Command, or a config entry naming this binary); it reports
+// whether it did.
+func hostileMain() bool {
+	if os.Getenv(hostile.EnvServe) == "" {
+		return false
+	}
+	os.Exit(hostile.Main())
+	return true
+}

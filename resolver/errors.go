@@ -2,6 +2,8 @@ package resolver
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -43,11 +45,17 @@ func classify(err error) error {
 	}
 	var werr *jsonrpc.Error
 	var nerr *net.OpError
+	var b64 base64.CorruptInputError
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
 	switch {
-	case errors.As(err, &nerr), errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.As(err, &nerr), errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		// The request did not reach a live server (connection refused or
 		// reset, the session gone).
 		return fmt.Errorf("%w: %v", ErrOffline, err)
+	case errors.As(err, &b64), errors.As(err, &syn), errors.As(err, &typ):
+		// The result did not decode: invalid base64, wrong JSON types.
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
 	case transport.IsResponseTooLarge(err):
 		return fmt.Errorf("%w: %v", ErrTooLarge, err)
 	case errors.As(err, &werr) && werr.Code == jsonrpc.CodeInvalidParams:

@@ -14,7 +14,6 @@
 // catalog; a new catalog (a re-list, a skills/get after a mismatch) builds a
 // new tree and swaps it in atomically. OnChange then names the paths whose
 // contents or children changed so the kernel's caches can be invalidated.
-// A handle keeps the file it was opened on.
 //
 // Reads. A file's bytes come from the store when it holds them (re-hashed
 // on every load from disk); otherwise the first read fetches the file with
@@ -28,5 +27,5 @@
 // naming the reason, which index.json also shows.
 //
 // Nothing is fetched ahead of need: Stat, ReadDir and Open never read a
-// file; only the first ReadAt of a handle does.
+// file; only the first read does.
 package vfs

@@ -76,6 +76,7 @@ type origin struct {
 	live        map[string]*liveListing           // path → last directory read
 	extra       map[string]*verify.Skill          // unlisted skills confirmed with skills/get
 	confirmedAt map[string]time.Time              // uri → last skills/get for an unlisted skill
+	unconfirmed map[string]bool                   // skill directories skills/get did not confirm
 	failures    map[string]failure                // path → the last failed read
 	gotAt       map[string]time.Time              // skill uri → last staleness skills/get
 	flags       map[string][]string               // skill uri → flags found in its SKILL.md content
@@ -121,6 +122,7 @@ func New(opts Options) (*FS, error) {
 			live:        map[string]*liveListing{},
 			extra:       map[string]*verify.Skill{},
 			confirmedAt: map[string]time.Time{},
+			unconfirmed: map[string]bool{},
 			gotAt:       map[string]time.Time{},
 			flags:       map[string][]string{},
 			lengths:     map[string]int64{},

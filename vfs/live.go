@@ -58,7 +58,7 @@ func (o *origin) lookup(ctx context.Context, p string) (*node, error) {
 	if parent != "" {
 		name = name[1:]
 	}
-	if !o.liveable(t, parent) {
+	if !o.liveable(t, parent) || o.hidden(t, p) {
 		return nil, ErrNotExist
 	}
 	if parent == "" {
@@ -131,11 +131,26 @@ func (o *origin) liveChildren(ctx context.Context, t *tree, p string) map[string
 	sn := t.skillAt(p)
 	out := map[string]bool{}
 	for name, isDir := range l.children {
+		if o.hidden(t, joinPath(p, name)) {
+			continue
+		}
 		if isDir || (sn != nil && sn.s.Dynamic) {
 			out[name] = isDir
 		}
 	}
 	return out
+}
+
+// hidden reports whether a directory directory reads found is a skill
+// skillfs rejected (from the listing, or when skills/get could not confirm
+// it): it stays out of the tree rather than show up empty.
+func (o *origin) hidden(t *tree, p string) bool {
+	if t.rejectedDirs[p] {
+		return true
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.unconfirmed[p]
 }
 
 // listing returns the directory read of p, from the cache or the server;
@@ -197,6 +212,13 @@ func (o *origin) confirm(ctx context.Context, uri string) {
 	s, err := o.res.GetSkill(ctx, uri)
 	if err != nil {
 		o.log.Warn("unlisted skill not confirmed", "op", "get", "uri", uri, "err", err)
+		if u, perr := verify.ParseURI(uri); perr == nil && !errors.Is(err, resolver.ErrOffline) && !errors.Is(err, context.Canceled) {
+			if d, ok := u.Parent(); ok {
+				o.mu.Lock()
+				o.unconfirmed[d.Path()] = true
+				o.mu.Unlock()
+			}
+		}
 		return
 	}
 	o.log.Info("unlisted skill confirmed with skills/get", "op", "get", "uri", uri)

@@ -36,21 +36,22 @@ func (f *FS) statMeta(p string) (Attr, error) {
 	if p == MetaDir {
 		return Attr{Kind: KindDir, Ino: metaIno(p), Mtime: f.started}, nil
 	}
-	b, err := f.renderMeta(p)
+	b, err := f.snapshotMeta(p)
 	if err != nil {
 		return Attr{}, err
 	}
 	return Attr{Kind: KindFile, Ino: metaIno(p), Size: int64(len(b)), Mtime: f.metaTime(p), Volatile: true}, nil
 }
 
-// metaTTL is how long a rendering of a generated file is reused, so that
-// the size a stat reports and the bytes the following reads return agree.
-const metaTTL = time.Second
-
+// Generated files are snapshots. Stat (the kernel's lookup and getattr)
+// renders a fresh one; reads serve the last snapshot. The kernel asks for
+// the attributes before it reads (they are never cached), so a reader sees
+// the state of that moment, and the size it was told matches the bytes it
+// gets. A snapshot whose bytes did not change keeps its time, so that the
+// kernel keeps its pages.
 type rendering struct {
-	b     []byte    // dropped after metaTTL: index.json of a large catalog is megabytes
-	sum   [32]byte  // of b, to tell whether the content changed
-	at    time.Time // rendered
+	b     []byte
+	sum   [32]byte
 	mtime time.Time // content last changed
 }
 
@@ -63,37 +64,35 @@ func (f *FS) metaTime(p string) time.Time {
 	return f.started
 }
 
-// renderMeta returns the content of a generated file, rendered at most once
-// per metaTTL.
-func (f *FS) renderMeta(p string) ([]byte, error) {
-	f.metaMu.Lock()
-	defer f.metaMu.Unlock()
-	now := f.now()
-	if r, ok := f.meta[p]; ok && r.b != nil && now.Sub(r.at) < metaTTL {
-		return r.b, nil
-	}
+// snapshotMeta renders a generated file afresh and keeps it for reads.
+func (f *FS) snapshotMeta(p string) ([]byte, error) {
 	b, err := f.render(p)
 	if err != nil {
 		return nil, err
 	}
+	f.metaMu.Lock()
+	defer f.metaMu.Unlock()
 	if f.meta == nil {
 		f.meta = map[string]rendering{}
 	}
-	r := rendering{b: b, sum: sha256.Sum256(b), at: now, mtime: now}
+	r := rendering{b: b, sum: sha256.Sum256(b), mtime: f.now()}
 	if old, ok := f.meta[p]; ok && old.sum == r.sum {
-		// Unchanged: keep the time, so the kernel keeps its pages.
 		r.mtime = old.mtime
 	}
 	f.meta[p] = r
-	time.AfterFunc(2*metaTTL, func() {
-		f.metaMu.Lock()
-		defer f.metaMu.Unlock()
-		if cur, ok := f.meta[p]; ok && cur.at.Equal(now) {
-			cur.b = nil
-			f.meta[p] = cur
-		}
-	})
 	return b, nil
+}
+
+// renderMeta returns the last snapshot of a generated file, taking one if
+// there is none.
+func (f *FS) renderMeta(p string) ([]byte, error) {
+	f.metaMu.Lock()
+	r, ok := f.meta[p]
+	f.metaMu.Unlock()
+	if ok {
+		return r.b, nil
+	}
+	return f.snapshotMeta(p)
 }
 
 func (f *FS) render(p string) ([]byte, error) {

@@ -18,10 +18,13 @@ type tree struct {
 	nodes  map[string]*node // origin-relative path → node; "" is the origin root
 	skills []*skillNode     // held skills, in catalog order
 	// rejected are the entries left out of the tree, with the reason.
-	rejected  []resolver.Rejection
-	truncated string
-	source    string // "live" or "saved"
-	at        time.Time
+	rejected []resolver.Rejection
+	// rejectedDirs are the directories of rejected skills: directory reads
+	// must not bring them back as empty directories.
+	rejectedDirs map[string]bool
+	truncated    string
+	source       string // "live" or "saved"
+	at           time.Time
 }
 
 type node struct {
@@ -87,6 +90,14 @@ func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, n
 		source:    source,
 		at:        cat.At,
 	}
+	t.rejectedDirs = map[string]bool{}
+	for _, r := range cat.Rejected {
+		if u, err := verify.ParseURI(r.URI); err == nil {
+			if d, ok := u.Parent(); ok {
+				t.rejectedDirs[d.Path()] = true
+			}
+		}
+	}
 	for _, s := range cat.Skills {
 		sn := &skillNode{s: s, path: s.Dir.Path(), source: "list"}
 		switch u := s.URI.String(); {
@@ -97,6 +108,7 @@ func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, n
 		}
 		if err := t.place(label, sn); err != nil {
 			t.rejected = append(t.rejected, resolver.Rejection{URI: s.URI.String(), Reason: verify.Collision, Detail: err.Error()})
+			t.rejectedDirs[sn.path] = true
 			continue
 		}
 		t.skills = append(t.skills, sn)

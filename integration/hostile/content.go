@@ -1,0 +1,95 @@
+package hostile
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/skillfs/skillfs/skill"
+)
+
+// digestOf is the SEP-2640 digest of b. The package computes its own
+// rather than using package verify: the server must stay a fixed point
+// that verify is tested against, not move with it.
+func digestOf(b []byte) skill.Digest {
+	sum := sha256.Sum256(b)
+	return skill.Digest("sha256:" + hex.EncodeToString(sum[:]))
+}
+
+// filler returns exactly n bytes of deterministic ASCII text: numbered
+// 1 KiB lines naming label, so that a mismatch in a test's diff says where
+// the bytes came from and at which offset. Lines are copied from one
+// template, which keeps 16 MiB cheap even under the race detector.
+func filler(label string, n int) []byte {
+	const lineLen = 1 << 10
+	tmpl := make([]byte, lineLen)
+	for i := range tmpl {
+		tmpl[i] = '.'
+	}
+	// The line number goes after the label, or at the end of a line that
+	// the label fills.
+	at := min(copy(tmpl, label+" line "), lineLen-9)
+	tmpl[lineLen-1] = '\n'
+	b := make([]byte, n+lineLen)
+	for off, i := 0, 0; off < n; off, i = off+lineLen, i+1 {
+		copy(b[off:], tmpl)
+		copy(b[off+at:], appendPadded(nil, i, 8))
+	}
+	return b[:n:n]
+}
+
+// appendPadded appends i in decimal, zero-padded to width digits.
+func appendPadded(b []byte, i, width int) []byte {
+	s := strconv.Itoa(i)
+	for range width - len(s) {
+		b = append(b, '0')
+	}
+	return append(b, s...)
+}
+
+// yamlQuote renders s as a YAML double-quoted scalar. JSON string syntax is
+// a subset of YAML's double-quoted style, so the YAML reader gets back
+// exactly s.
+func yamlQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// skillMD renders a SKILL.md: frontmatter with name and description, then
+// extraYAML (whole lines, already formatted), then body.
+func skillMD(name, description, extraYAML, body string) []byte {
+	var b strings.Builder
+	b.WriteString("---\nname: ")
+	b.WriteString(yamlQuote(name))
+	b.WriteString("\ndescription: ")
+	b.WriteString(yamlQuote(description))
+	b.WriteString("\n")
+	b.WriteString(extraYAML)
+	b.WriteString("---\n")
+	b.WriteString(body)
+	return []byte(b.String())
+}
+
+// frontmatter is the JSON rendering of the frontmatter skillMD writes,
+// with extra holding what extraYAML says.
+func frontmatter(name, description string, extra map[string]any) map[string]any {
+	fm := map[string]any{"name": name, "description": description}
+	for k, v := range extra {
+		fm[k] = v
+	}
+	return fm
+}
+
+// tagEncode hides s in Unicode tag characters (U+E0000 + the ASCII code),
+// which render as nothing in most editors and terminals.
+func tagEncode(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x80 {
+			b.WriteRune(0xE0000 + r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,145 @@
+package hostile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Environment variables Main reads.
+const (
+	// EnvServe is not read by Main: it is the variable Command sets so that
+	// the test binary's TestMain knows to call Main (see doc.go).
+	EnvServe = "SKILLFS_HOSTILE_SERVE"
+	// EnvFixtures is a comma-separated list of fixtures. Unset means all;
+	// set and empty means none (only the honest skills).
+	EnvFixtures  = "SKILLFS_HOSTILE_FIXTURES"
+	EnvMode      = "SKILLFS_HOSTILE_MODE"
+	EnvVariant   = "SKILLFS_HOSTILE_VARIANT"
+	EnvState     = "SKILLFS_HOSTILE_STATE"
+	EnvAccessLog = "SKILLFS_HOSTILE_ACCESS_LOG"
+	EnvPageSize  = "SKILLFS_HOSTILE_PAGE_SIZE"
+	// EnvHTTP, when set, is the address to serve streamable HTTP on
+	// (127.0.0.1:0 for any free port) instead of stdio.
+	EnvHTTP = "SKILLFS_HOSTILE_HTTP"
+)
+
+// Exit statuses of Main, besides ExitDied.
+const (
+	exitOK    = 0
+	exitError = 1 // serving failed
+	exitUsage = 2 // the environment does not describe a server
+)
+
+// Environ returns the environment variables that make Main serve opts
+// (EnvServe included; Exit and Logger do not travel). Add EnvHTTP for HTTP.
+func (o Options) Environ() []string {
+	env := []string{EnvServe + "=1"}
+	if o.Fixtures != nil {
+		env = append(env, EnvFixtures+"="+strings.Join(o.Fixtures, ","))
+	}
+	for _, kv := range [][2]string{{EnvMode, o.Mode}, {EnvVariant, o.Variant}, {EnvState, o.StateFile}, {EnvAccessLog, o.AccessLog}} {
+		if kv[1] != "" {
+			env = append(env, kv[0]+"="+kv[1])
+		}
+	}
+	if o.PageSize > 0 {
+		env = append(env, EnvPageSize+"="+strconv.Itoa(o.PageSize))
+	}
+	return env
+}
+
+// Command returns a command that re-executes the running test binary as a
+// server for opts, over stdio (or HTTP, when httpAddr is not empty). The
+// binary's TestMain must call Main when EnvServe is set; -test.run=^$
+// keeps a binary that does not from running its tests again.
+func Command(opts Options, httpAddr string) (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("hostile command: %w", err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), opts.Environ()...)
+	if httpAddr != "" {
+		cmd.Env = append(cmd.Env, EnvHTTP+"="+httpAddr)
+	}
+	return cmd, nil
+}
+
+// optionsFromEnv reads what Main serves.
+func optionsFromEnv(getenv func(string) (string, bool)) (Options, string, error) {
+	var o Options
+	if v, ok := getenv(EnvFixtures); ok {
+		o.Fixtures = []string{}
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				o.Fixtures = append(o.Fixtures, f)
+			}
+		}
+	}
+	o.Mode, _ = getenv(EnvMode)
+	o.Variant, _ = getenv(EnvVariant)
+	o.StateFile, _ = getenv(EnvState)
+	o.AccessLog, _ = getenv(EnvAccessLog)
+	if v, ok := getenv(EnvPageSize); ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return o, "", fmt.Errorf("%s=%q: want a positive number", EnvPageSize, v)
+		}
+		o.PageSize = n
+	}
+	addr, _ := getenv(EnvHTTP)
+	return o, addr, nil
+}
+
+// Main serves the server the environment describes: over stdio until the
+// client hangs up, or over HTTP (EnvHTTP) until SIGTERM or SIGINT, after
+// printing "hostile: listening on http://ADDR/" to stderr. It logs to
+// stderr and returns the process's exit status.
+func Main() int {
+	opts, addr, err := optionsFromEnv(os.LookupEnv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hostile:", err)
+		return exitUsage
+	}
+	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	s, err := New(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if addr == "" {
+		if err := s.ServeStdio(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "hostile:", err)
+			return exitError
+		}
+		return exitOK
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hostile:", err)
+		return exitError
+	}
+	srv := &http.Server{Handler: s.Handler()}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	fmt.Fprintf(os.Stderr, "hostile: listening on http://%s/\n", ln.Addr())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintln(os.Stderr, "hostile:", err)
+		return exitError
+	}
+	return exitOK
+}

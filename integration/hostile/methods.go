@@ -1,0 +1,439 @@
+package hostile
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillfs/skillfs/skill"
+)
+
+var errStopped = errors.New("hostile: the server is stopping")
+
+// SlowReadDelay is how long slow-read's SKILL.md takes to arrive.
+const SlowReadDelay = 3 * time.Second
+
+// The SEP-2640 methods.
+const (
+	methodList    = "skills/list"
+	methodGet     = "skills/get"
+	methodReadDir = "resources/directory/read"
+	methodRead    = "resources/read"
+	mimeDirectory = "inode/directory"
+)
+
+type listParams struct {
+	mcp.ParamsBase
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// listResult keeps "skills" raw: malformed-list sends an object there,
+// and entries that no Go type would produce.
+type listResult struct {
+	mcp.ResultBase
+	ResultType string          `json:"resultType,omitempty"`
+	Skills     json.RawMessage `json:"skills"`
+	NextCursor string          `json:"nextCursor,omitempty"`
+	TTLMs      *int            `json:"ttlMs,omitempty"`
+	CacheScope string          `json:"cacheScope,omitempty"`
+}
+
+type getParams struct {
+	mcp.ParamsBase
+	URI string `json:"uri"`
+}
+
+type getResult struct {
+	mcp.ResultBase
+	ResultType string      `json:"resultType,omitempty"`
+	Skill      skill.Entry `json:"skill"`
+}
+
+type readDirParams struct {
+	mcp.ParamsBase
+	URI    string `json:"uri"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+type readDirResult struct {
+	mcp.ResultBase
+	ResultType string          `json:"resultType,omitempty"`
+	Resources  []*mcp.Resource `json:"resources"`
+	NextCursor string          `json:"nextCursor,omitempty"`
+	TTLMs      *int            `json:"ttlMs,omitempty"`
+	CacheScope string          `json:"cacheScope,omitempty"`
+}
+
+// readResult replaces go-sdk's ReadResourceResult, whose typed contents
+// could not carry invalid base64 or text and blob at once.
+type readResult struct {
+	mcp.ResultBase
+	ResultType string            `json:"resultType,omitempty"`
+	Contents   []json.RawMessage `json:"contents"`
+	TTLMs      *int              `json:"ttlMs,omitempty"`
+	CacheScope string            `json:"cacheScope,omitempty"`
+}
+
+func (s *Server) addMethods() error {
+	if err := mcp.AddReceivingCustomMethod(s.mcp, methodList, s.listSkills); err != nil {
+		return fmt.Errorf("register %s: %w", methodList, err)
+	}
+	if err := mcp.AddReceivingCustomMethod(s.mcp, methodGet, s.getSkill); err != nil {
+		return fmt.Errorf("register %s: %w", methodGet, err)
+	}
+	if err := mcp.AddReceivingCustomMethod(s.mcp, methodReadDir, s.readDir); err != nil {
+		return fmt.Errorf("register %s: %w", methodReadDir, err)
+	}
+	return nil
+}
+
+// receive runs before go-sdk's handlers: it logs the request, re-reads the
+// state file, and answers resources/read itself (go-sdk's would refuse
+// the URIs the fixtures need and could not send malformed contents).
+func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		s.logAccess(method, req.GetParams())
+		s.loadState()
+		if method == methodRead {
+			if p, ok := req.GetParams().(*mcp.ReadResourceParams); ok && p != nil {
+				return s.readResource(ctx, p)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// newProtocol reports whether a request speaks the 2026-07-28 protocol,
+// whose results carry resultType and the list-caching attributes.
+func newProtocol(meta mcp.Meta) bool {
+	v, _ := meta[mcp.MetaKeyProtocolVersion].(string)
+	return v >= "2026-07-28"
+}
+
+func invalidParams(uri, format string, args ...any) error {
+	data, _ := json.Marshal(map[string]string{"uri": uri})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...), Data: data}
+}
+
+// Cursors are readable on purpose (a test's access log shows them):
+// "list:N" resumes the catalog at N; "endless:K", "bulk" and
+// "malformed:object" are the modes' tail pages; "dir:N" and
+// "dir-endless:K" page directory reads.
+
+func (s *Server) listSkills(_ context.Context, _ *mcp.ServerSession, p *listParams) (*listResult, error) {
+	if p == nil {
+		p = &listParams{}
+	}
+	page, next, err := s.listPage(p.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	res := &listResult{Skills: page, NextCursor: next}
+	if newProtocol(p.Meta) {
+		zero := 0
+		res.ResultType, res.TTLMs, res.CacheScope = "complete", &zero, "private"
+	}
+	return res, nil
+}
+
+func (s *Server) listPage(cursor string) (json.RawMessage, string, error) {
+	bad := func() (json.RawMessage, string, error) {
+		return nil, "", invalidParams("", "invalid cursor %q", cursor)
+	}
+	switch {
+	case cursor == "" || strings.HasPrefix(cursor, "list:"):
+		off := 0
+		if cursor != "" {
+			n, err := strconv.Atoi(strings.TrimPrefix(cursor, "list:"))
+			if err != nil || n <= 0 || n >= len(s.skills) {
+				return bad()
+			}
+			off = n
+		}
+		end := min(off+s.opts.PageSize, len(s.skills))
+		var entries []json.RawMessage
+		for _, d := range s.skills[off:end] {
+			entries = append(entries, marshalEntry(d.entry(false)))
+		}
+		if off == 0 && s.opts.Mode == ModeMalformedList {
+			entries = interleave(malformed, entries)
+			s.log.Info("misbehaving", "op", methodList, "err", "malformed entries in the first page")
+		}
+		next := ""
+		switch {
+		case end < len(s.skills):
+			next = "list:" + strconv.Itoa(end)
+		case s.opts.Mode == ModeEndlessList:
+			next = "endless:1"
+		case s.opts.Mode == ModeHugeListPage:
+			next = "bulk"
+		case s.opts.Mode == ModeMalformedList:
+			next = "malformed:object"
+		}
+		return joinArray(entries), next, nil
+	case strings.HasPrefix(cursor, "endless:") && s.opts.Mode == ModeEndlessList:
+		k, err := strconv.Atoi(strings.TrimPrefix(cursor, "endless:"))
+		if err != nil || k <= 0 || k > 1e8 {
+			return bad()
+		}
+		entries := []json.RawMessage{
+			marshalEntry(generatedSkill("endless", 2*k-2).entry(false)),
+			marshalEntry(generatedSkill("endless", 2*k-1).entry(false)),
+		}
+		return joinArray(entries), "endless:" + strconv.Itoa(k+1), nil
+	case cursor == "bulk" && s.opts.Mode == ModeHugeListPage:
+		s.log.Info("misbehaving", "op", methodList, "err", "a huge page")
+		return bulkPage(), "", nil
+	case cursor == "malformed:object" && s.opts.Mode == ModeMalformedList:
+		s.log.Info("misbehaving", "op", methodList, "err", "skills is an object")
+		return json.RawMessage(`{"skill://honest-a/SKILL.md":{"note":"skills must be an array"}}`), "", nil
+	}
+	return bad()
+}
+
+func marshalEntry(e skill.Entry) json.RawMessage {
+	b, err := json.Marshal(e)
+	if err != nil {
+		// Every entry is built by this package from strings and numbers.
+		panic(fmt.Sprintf("hostile: marshal entry %s: %v", e.URI, err))
+	}
+	return b
+}
+
+// interleave puts a malformed entry before each honest one, so that a host
+// that gives up at the first bad entry loses honest ones.
+func interleave(bad []MalformedEntry, good []json.RawMessage) []json.RawMessage {
+	var out []json.RawMessage
+	for i := 0; i < max(len(bad), len(good)); i++ {
+		if i < len(bad) {
+			out = append(out, bad[i].JSON)
+		}
+		if i < len(good) {
+			out = append(out, good[i])
+		}
+	}
+	return out
+}
+
+func joinArray(entries []json.RawMessage) json.RawMessage {
+	if len(entries) == 0 {
+		return json.RawMessage("[]")
+	}
+	b := []byte{'['}
+	for i, e := range entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e...)
+	}
+	return append(b, ']')
+}
+
+// bulkPage renders the huge page, generated on every request.
+func bulkPage() json.RawMessage {
+	b := make([]byte, 0, HugeListPageSize+HugeListPageSize/8)
+	b = append(b, '[')
+	for n := range bulkCount {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, marshalEntry(generatedSkill("bulk", n).entry(false))...)
+	}
+	return append(b, ']')
+}
+
+func (s *Server) getSkill(_ context.Context, _ *mcp.ServerSession, p *getParams) (*getResult, error) {
+	if p == nil || p.URI == "" {
+		return nil, invalidParams("", "skills/get needs params.uri")
+	}
+	d := s.byURI[p.URI]
+	if d == nil {
+		d = s.generatedFor(p.URI)
+	}
+	if d == nil || d.uri != p.URI {
+		return nil, invalidParams(p.URI, "%s is not the SKILL.md of a skill this server serves", p.URI)
+	}
+	res := &getResult{Skill: d.entry(s.currentPhase() == "c")}
+	if newProtocol(p.Meta) {
+		res.ResultType = "complete"
+	}
+	return res, nil
+}
+
+func (s *Server) readDir(_ context.Context, _ *mcp.ServerSession, p *readDirParams) (*readDirResult, error) {
+	if p == nil || p.URI == "" {
+		return nil, invalidParams("", "resources/directory/read needs params.uri")
+	}
+	children, ok := s.dirs[p.URI]
+	if !ok {
+		if s.files[p.URI] != nil {
+			return nil, invalidParams(p.URI, "%s is a file, not a directory", p.URI)
+		}
+		return nil, invalidParams(p.URI, "no directory %s", p.URI)
+	}
+	res := &readDirResult{}
+	if d := s.byURI[p.URI+"/SKILL.md"]; d != nil && d.endlessDir {
+		k := 0
+		if p.Cursor != "" {
+			n, err := strconv.Atoi(strings.TrimPrefix(p.Cursor, "dir-endless:"))
+			if !strings.HasPrefix(p.Cursor, "dir-endless:") || err != nil || n <= 0 {
+				return nil, invalidParams(p.URI, "invalid cursor %q", p.Cursor)
+			}
+			k = n
+		}
+		s.log.Info("misbehaving", "op", methodReadDir, "uri", p.URI, "err", "endless cursor")
+		res.Resources = dirResources(children)
+		res.NextCursor = "dir-endless:" + strconv.Itoa(k+1)
+	} else {
+		off := 0
+		if p.Cursor != "" {
+			n, err := strconv.Atoi(strings.TrimPrefix(p.Cursor, "dir:"))
+			if !strings.HasPrefix(p.Cursor, "dir:") || err != nil || n <= 0 || n >= len(children) {
+				return nil, invalidParams(p.URI, "invalid cursor %q", p.Cursor)
+			}
+			off = n
+		}
+		end := min(off+s.opts.PageSize, len(children))
+		res.Resources = dirResources(children[off:end])
+		if end < len(children) {
+			res.NextCursor = "dir:" + strconv.Itoa(end)
+		}
+	}
+	if newProtocol(p.Meta) {
+		zero := 0
+		res.ResultType, res.TTLMs, res.CacheScope = "complete", &zero, "private"
+	}
+	return res, nil
+}
+
+func dirResources(children []dirChild) []*mcp.Resource {
+	out := make([]*mcp.Resource, 0, len(children))
+	for _, c := range children {
+		r := &mcp.Resource{URI: c.uri, Name: c.uri[strings.LastIndexByte(c.uri, '/')+1:], MIMEType: mimeOf(c.uri)}
+		if c.dir {
+			r.MIMEType = mimeDirectory
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func mimeOf(uri string) string {
+	switch {
+	case strings.HasSuffix(uri, ".md"):
+		return "text/markdown"
+	case strings.HasSuffix(uri, ".txt"), strings.HasSuffix(uri, ".csv"), strings.HasSuffix(uri, ".sh"):
+		return "text/plain"
+	}
+	return "application/octet-stream"
+}
+
+// contents renders one resource content as the honest server does: text
+// for non-empty UTF-8, a blob otherwise (an empty text would vanish
+// under omitempty in go-sdk's own type).
+func contents(uri string, b []byte) json.RawMessage {
+	c := map[string]any{"uri": uri, "mimeType": mimeOf(uri)}
+	if len(b) > 0 && utf8.Valid(b) {
+		c["text"] = string(b)
+	} else {
+		c["blob"] = base64.StdEncoding.EncodeToString(b)
+	}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		panic(fmt.Sprintf("hostile: marshal contents of %s: %v", uri, err))
+	}
+	return raw
+}
+
+func (s *Server) readResource(ctx context.Context, p *mcp.ReadResourceParams) (mcp.Result, error) {
+	uri := p.URI
+	res := &readResult{}
+	if newProtocol(p.Meta) {
+		zero := 0
+		res.ResultType, res.TTLMs, res.CacheScope = "complete", &zero, "private"
+	}
+	if s.opts.Mode == ModeDieAfterList {
+		res.Meta = mcp.Meta{dieKey: dieNow}
+		res.Contents = []json.RawMessage{}
+		return res, nil
+	}
+	f := s.files[uri]
+	if f == nil {
+		if d := s.generatedFor(uri); d != nil && d.uri == uri {
+			f = d.files[0]
+		}
+	}
+	if f == nil {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if f.read != Honest {
+		s.log.Info("misbehaving", "op", methodRead, "uri", uri, "err", string(f.read))
+	}
+	b := f.gen()
+	switch f.read {
+	case Honest:
+	case Tampered:
+		b = bytes.Clone(b)
+		b[0] ^= 1
+	case Longer:
+		b = append(bytes.Clone(b), "and more bytes than the listing declared\n"...)
+	case Shorter:
+		b = b[:len(b)/2]
+	case Rotated:
+		if n := f.reads.Add(1); n > 1 {
+			// Never 000000 again: every later read differs from the first.
+			r := 1 + int(n-2)%999999
+			b = bytes.Replace(b, []byte("rotation 000000"), appendPadded([]byte("rotation "), r, 6), 1)
+		}
+	case Phased:
+		if ph := s.currentPhase(); ph == "b" || ph == "c" {
+			b = f.alt.gen()
+		}
+	case Slow:
+		select {
+		case <-time.After(SlowReadDelay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-stopped(ctx):
+			return nil, errStopped
+		}
+	case Hang:
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-stopped(ctx):
+			return nil, errStopped
+		}
+	case Die:
+		res.Meta = mcp.Meta{dieKey: dieHalf}
+	case BadBase64:
+		raw, _ := json.Marshal(map[string]string{"uri": uri, "mimeType": mimeOf(uri), "blob": "@@ this is not base64 @@"})
+		res.Contents = []json.RawMessage{raw}
+		return res, nil
+	case WrongURI:
+		res.Contents = []json.RawMessage{contents(strings.TrimSuffix(uri, "other-uri.md")+"elsewhere.md", b)}
+		return res, nil
+	case TwoContents:
+		res.Contents = []json.RawMessage{contents(uri, b), contents(uri, b)}
+		return res, nil
+	case HugeText:
+		res.Contents = []json.RawMessage{contents(uri, filler(uri, MalformedHugeTextSize))}
+		return res, nil
+	case TextAndBlob:
+		raw, _ := json.Marshal(map[string]string{"uri": uri, "mimeType": mimeOf(uri), "text": string(b), "blob": base64.StdEncoding.EncodeToString(b)})
+		res.Contents = []json.RawMessage{raw}
+		return res, nil
+	}
+	res.Contents = []json.RawMessage{contents(uri, b)}
+	return res, nil
+}
