@@ -139,4 +139,15 @@ func TestMountRefusesNonEmptyAndDiscoveryPaths(t *testing.T) {
 			syscall.Unmount(c.mountpoint, syscall.MNT_DETACH)
 		}
 	}
+	// The cache of verified bytes may not sit in a discovery path either.
+	mnt := t.TempDir()
+	cmd := exec.Command(skillfsBin, "mount", "--config", cfg, "--cache-dir", home+"/.agents/skillfs-cache", mnt)
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	out, err := cmd.CombinedOutput()
+	if exitCode(err) != 2 || !strings.Contains(string(out), ".agents") || !strings.Contains(string(out), "cache") {
+		t.Errorf("cache in ~/.agents: exit %d, output:\n%s", exitCode(err), out)
+	}
+	if isMounted(mnt) {
+		syscall.Unmount(mnt, syscall.MNT_DETACH)
+	}
 }
