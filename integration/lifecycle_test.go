@@ -151,3 +151,49 @@ func TestMountRefusesNonEmptyAndDiscoveryPaths(t *testing.T) {
 		syscall.Unmount(mnt, syscall.MNT_DETACH)
 	}
 }
+
+// TestChangesOnTheServerReachTheMount: a file changed and a skill added on
+// the server side reach readers through list_changed, with the kernel's
+// caches invalidated (the old bytes had been read, so they were cached).
+func TestChangesOnTheServerReachTheMount(t *testing.T) {
+	dir := t.TempDir()
+	genTree(t, dir, "local")
+	remote := t.TempDir()
+	genTree(t, remote, "remote")
+	srv := serveHTTP(t, remote, "--poll", "200ms")
+	cfg := writeConfig(t, map[string]any{
+		"local":  stdioServe(dir, os.DevNull, "--poll", "200ms"),
+		"remote": map[string]any{"type": "http", "url": srv.URL},
+	}, nil)
+	m := startMount(t, cfg)
+	for _, c := range []struct{ label, src string }{{"local", dir}, {"remote", remote}} {
+		p := m.Path(c.label, "alpha", "refs", "a.md")
+		if _, err := os.ReadFile(p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.ReadDir(m.Path(c.label)); err != nil {
+			t.Fatal(err)
+		}
+		changed := "# A, changed on the server\n"
+		writeTree(t, c.src, map[string]string{
+			"alpha/refs/a.md":    changed,
+			"gamma-new/SKILL.md": skillMD("gamma-new", "Added after the mount", "new\n"),
+		})
+		waitFor(t, 30*time.Second, c.label+": the changed bytes through the mount", func() bool {
+			b, err := os.ReadFile(p)
+			return err == nil && string(b) == changed
+		})
+		waitFor(t, 30*time.Second, c.label+": the new skill in ls", func() bool {
+			ents, _ := os.ReadDir(m.Path(c.label))
+			for _, e := range ents {
+				if e.Name() == "gamma-new" {
+					return true
+				}
+			}
+			return false
+		})
+		if fi, err := os.Stat(p); err != nil || fi.Size() != int64(len(changed)) {
+			t.Errorf("%s: size after the change: %v %v", c.label, fi, err)
+		}
+	}
+}
