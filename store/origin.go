@@ -92,6 +92,23 @@ func (o *Origin) Get(d skill.Digest) ([]byte, error) {
 	return b, nil
 }
 
+// Cached returns d's bytes when they are in memory or still being written
+// by Keep, without touching the disk: for a caller that has just missed
+// with Get and wants to know whether a concurrent Keep landed since.
+func (o *Origin) Cached(d skill.Digest) ([]byte, bool) {
+	h, err := digestHex(d)
+	if err != nil || o.removed.Load() {
+		return nil, false
+	}
+	if b, ok := o.s.mem.get(memKey{o.gen, h}); ok {
+		return b, true
+	}
+	o.pmu.Lock()
+	defer o.pmu.Unlock()
+	b, ok := o.pending[h]
+	return b, ok
+}
+
 // load reads and re-verifies the disk copy.
 func (o *Origin) load(d skill.Digest, h string) ([]byte, error) {
 	notFound := fmt.Errorf("get %s from %s: %w", d, o.id, ErrNotFound)

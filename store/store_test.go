@@ -809,3 +809,19 @@ func TestKeepIsInMemoryAtOnceAndOnDiskAfterClose(t *testing.T) {
 		t.Errorf("unexpected warnings: %v", w)
 	}
 }
+
+func TestCachedNeverTouchesTheDisk(t *testing.T) {
+	s, _ := openStore(t, Options{MemoryLimit: -1})
+	o := mustOrigin(t, s, "acme-0123456789abcdef")
+	d := mustPut(t, o, []byte("on disk only"))
+	if _, ok := o.Cached(d); ok {
+		t.Errorf("Cached found bytes that are only on disk")
+	}
+	b := []byte("kept")
+	kd := digestOf(b)
+	o.Keep(kd, b)
+	s.Close() // waits for the write; pending is empty afterwards
+	if _, ok := o.Cached(kd); ok {
+		t.Errorf("Cached found bytes after their write finished, with the memory cache off")
+	}
+}

@@ -186,9 +186,9 @@ func (o *origin) load(ctx context.Context, n *node) ([]byte, error) {
 // fetchVerified fetches a file, checks it against the held entry and
 // stores it. A failed check gets one chance through skills/get.
 func (o *origin) fetchVerified(ctx context.Context, n *node) ([]byte, error) {
-	// A fetch that finished just before this one started has stored the
+	// A fetch that finished just before this one started has kept the
 	// bytes already.
-	if b, err := o.store.Get(n.file.f.Resource.Digest); err == nil {
+	if b, ok := o.store.Cached(n.file.f.Resource.Digest); ok {
 		return b, nil
 	}
 	b, err := o.fetchAndCheck(ctx, n, nil)
