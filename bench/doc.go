@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command bench measures skillfs against the baselines the benchmark issue
 // names, on trees it generates, and prints one Markdown table.
 //

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -56,7 +55,7 @@ func Start(mountpoint string, v *vfs.FS, opts Options) (*Mount, error) {
 		Options:          MountOptions(),
 		AllowOther:       opts.AllowOther,
 		DirectMount:      os.Geteuid() == 0,
-		DirectMountFlags: syscall.MS_RDONLY | syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_NOEXEC,
+		DirectMountFlags: directMountFlags,
 		Debug:            opts.Debug,
 		Logger:           log.New(slogWriter{lg}, "", 0),
 		MaxReadAhead:     128 << 10,

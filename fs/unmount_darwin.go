@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // UnmountPath unmounts the FUSE mount at path; lazy forces it even while
@@ -12,9 +13,9 @@ import (
 func UnmountPath(path string, lazy bool) error {
 	flags := 0
 	if lazy {
-		flags = syscall.MNT_FORCE
+		flags = unix.MNT_FORCE
 	}
-	if err := syscall.Unmount(path, flags); err == nil {
+	if err := unix.Unmount(path, flags); err == nil {
 		return nil
 	}
 	args := []string{path}
