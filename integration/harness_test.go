@@ -218,6 +218,9 @@ type mount struct {
 	log   *syncBuffer
 	done  chan struct{}
 	code  int
+	// warnings: the test expects the daemon to log warnings or errors;
+	// otherwise any is a failure (silent trouble in an honest setup).
+	warnings bool
 }
 
 // startMount mounts with the given config and waits for the ready line. It
@@ -294,6 +297,13 @@ func (m *mount) Stop(t *testing.T) {
 	if isMounted(m.Dir) {
 		syscall.Unmount(m.Dir, syscall.MNT_DETACH)
 		t.Errorf("%s was still mounted after the daemon exited", m.Dir)
+	}
+	if !m.warnings {
+		for _, line := range strings.Split(m.log.String(), "\n") {
+			if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+				t.Errorf("unexpected warning from the daemon: %s", line)
+			}
+		}
 	}
 	if t.Failed() {
 		t.Logf("skillfs mount log:\n%s", m.log.String())

@@ -187,6 +187,7 @@ func testHostileSkills(t *testing.T, origin hostileOrigin) {
 		"call_timeout": "6s",
 	}}}})
 	m := startMount(t, cfg)
+	m.warnings = true // hostile servers make the daemon warn, as they should
 	evil := func(p ...string) string { return m.Path(append([]string{"evil"}, p...)...) }
 
 	t.Run("nothing is fetched ahead of need", func(t *testing.T) {
@@ -397,6 +398,7 @@ func TestHostileStaleListing(t *testing.T) {
 				"evil": tr.origin(t, hostile.Options{Fixtures: []string{hostile.Stale}, StateFile: state, AccessLog: access}),
 			}, nil)
 			m := startMount(t, cfg)
+			m.warnings = true // hostile servers make the daemon warn, as they should
 			files := hostile.Files(hostile.Stale)
 			var updated []byte
 			skills, _ := hostile.Describe(hostile.Stale, "")
@@ -440,6 +442,7 @@ func TestHostileServerDiesMidRead(t *testing.T) {
 				"good": good.entry(),
 			}, nil)
 			m := startMount(t, cfg)
+			m.warnings = true // hostile servers make the daemon warn, as they should
 			readEIO(t, m.Path("evil", "die-mid-read", "SKILL.md"))
 			good.check(t, m)
 			if tr.name == "stdio" {
@@ -467,6 +470,7 @@ func TestHostileDirectoryReads(t *testing.T) {
 				"max_dir_pages":    5,
 			}}}})
 			m := startMount(t, cfg)
+			m.warnings = true // hostile servers make the daemon warn, as they should
 			if got := names(t, m.Path("evil")); !slices.Equal(got, []string{"honest-a", "honest-b"}) {
 				t.Fatalf("ls evil = %v, want the two listed skills", got)
 			}
@@ -516,6 +520,7 @@ func TestHostileServers(t *testing.T) {
 		"call_timeout":   "10s",
 	}}})
 	m := startMount(t, cfg)
+	m.warnings = true // hostile servers make the daemon warn, as they should
 	status := readStatus(t, m)
 
 	if s := status[hostile.ModeEndlessList]; !strings.Contains(s.Truncated, "max_list_pages") {
@@ -586,6 +591,7 @@ func TestSameURIFromTwoHostileOrigins(t *testing.T) {
 		"y": hostileHTTP(t, hostile.Options{Fixtures: []string{hostile.SameURIOtherOrigin}, Variant: "y"}),
 	}, nil)
 	m := startMount(t, cfg)
+	m.warnings = true // hostile servers make the daemon warn, as they should
 	for _, label := range []string{"x", "y"} {
 		b, err := os.ReadFile(m.Path(label, "shared", "notes.md"))
 		if err != nil || !bytes.Contains(b, []byte("the "+label+" variant")) {
@@ -607,6 +613,7 @@ func TestOlderRevisionSizes(t *testing.T) {
 		"strict": map[string]any{"strict": true},
 	}})
 	m := startMount(t, cfg)
+	m.warnings = true // hostile servers make the daemon warn, as they should
 	p := m.Path("old", "old-revision", "data.txt")
 	want := hostile.Files(hostile.OldRevision)["skill://old-revision/data.txt"]
 	fi, err := os.Stat(p)

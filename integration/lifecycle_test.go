@@ -23,6 +23,7 @@ func serverProcesses(t *testing.T, s string) []string {
 
 func TestServerKilledServesVerifiedAndFailsUncachedFast(t *testing.T) {
 	o := mountTwoOrigins(t)
+	o.m.warnings = true // the server's death is logged, as it should be
 	read := o.m.Path("remote", "alpha", "refs", "a.md")
 	unread := o.m.Path("remote", "team", "beta", "docs", "deep", "x.md")
 	if _, err := os.ReadFile(read); err != nil {
@@ -79,7 +80,7 @@ func TestRestartWithServerDownShowsLastCatalog(t *testing.T) {
 	cfg := writeConfig(t, map[string]any{
 		"remote": map[string]any{"type": "http", "url": o.remoteSrv.URL},
 	}, map[string]any{"defaults": map[string]any{"limits": map[string]any{"connect_timeout": "2s"}}})
-	m2 := &mount{Dir: o.m.Dir, Cache: o.m.Cache, log: &syncBuffer{}}
+	m2 := &mount{Dir: o.m.Dir, Cache: o.m.Cache, log: &syncBuffer{}, warnings: true}
 	m2.start(t, cfg)
 
 	got, err := os.ReadFile(m2.Path("remote", "alpha", "SKILL.md"))

@@ -231,10 +231,9 @@ func (o *origin) swap(next func(old *tree) (*resolver.Catalog, string)) {
 	t := buildTree(o.cfg.Label, cat, source, old, o.fs.now(), confirmed)
 	o.tree.Store(t)
 	o.swapMu.Unlock()
-	for _, r := range t.rejected {
-		if r.Reason == "collision" {
-			o.log.Warn("skill rejected", "op", "list", "uri", r.URI, "err", r.Detail)
-		}
+	for _, i := range t.placement {
+		r := t.rejected[i]
+		o.log.Warn("skill rejected", "op", "list", "uri", r.URI, "err", r.Detail)
 	}
 	files, dirs := changes(old, t)
 	if len(files) > 0 {

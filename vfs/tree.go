@@ -19,6 +19,9 @@ type tree struct {
 	skills []*skillNode     // held skills, in catalog order
 	// rejected are the entries left out of the tree, with the reason.
 	rejected []resolver.Rejection
+	// placement indexes the rejections buildTree added itself (skills
+	// whose paths collide with another skill's).
+	placement []int
 	// rejectedDirs are the directories of rejected skills: directory reads
 	// must not bring them back as empty directories.
 	rejectedDirs map[string]bool
@@ -107,6 +110,7 @@ func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, n
 			sn.source = "get"
 		}
 		if err := t.place(label, sn); err != nil {
+			t.placement = append(t.placement, len(t.rejected))
 			t.rejected = append(t.rejected, resolver.Rejection{URI: s.URI.String(), Reason: verify.Collision, Detail: err.Error()})
 			t.rejectedDirs[sn.path] = true
 			continue

@@ -60,14 +60,35 @@ func (a *accessLog) count(method string) int {
 	return n
 }
 
+// warnings records the core's Warn and Error lines; a fixture fails the
+// test on any unless the test expects them (allowWarn).
+type warnings struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (w *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+	line := r.Message
+	r.Attrs(func(a slog.Attr) bool { line += " " + a.String(); return true })
+	w.mu.Lock()
+	w.lines = append(w.lines, line)
+	w.mu.Unlock()
+	return nil
+}
+func (w *warnings) WithAttrs(as []slog.Attr) slog.Handler { return w }
+func (w *warnings) WithGroup(string) slog.Handler         { return w }
+
 type fixture struct {
-	dir    string
-	fs     *vfs.FS
-	srv    *skillserver.Server
-	access *accessLog
-	cache  string
-	st     *store.Store
-	cancel context.CancelFunc
+	allowWarn bool
+	warn      *warnings
+	dir       string
+	fs        *vfs.FS
+	srv       *skillserver.Server
+	access    *accessLog
+	cache     string
+	st        *store.Store
+	cancel    context.CancelFunc
 }
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
@@ -100,7 +121,16 @@ var baseFiles = map[string]string{
 // may adjust the origin's config.
 func newFixture(t *testing.T, files map[string]string, edit func(*config.Origin)) *fixture {
 	t.Helper()
-	f := &fixture{dir: t.TempDir(), access: &accessLog{}, cache: t.TempDir()}
+	f := &fixture{dir: t.TempDir(), access: &accessLog{}, cache: t.TempDir(), warn: &warnings{}}
+	t.Cleanup(func() {
+		f.warn.mu.Lock()
+		defer f.warn.mu.Unlock()
+		if !f.allowWarn {
+			for _, l := range f.warn.lines {
+				t.Errorf("unexpected warning: %s", l)
+			}
+		}
+	})
 	writeFiles(t, f.dir, files)
 	srv, err := skillserver.New(f.dir, skillserver.Options{PollInterval: -1, AccessLog: f.access})
 	if err != nil {
@@ -135,7 +165,7 @@ func (f *fixture) start(t *testing.T, edit func(*config.Origin)) {
 		Config: &config.Config{Origins: []config.Origin{oc}},
 		Store:  st,
 		Dial:   map[string]func(context.Context) (io.ReadWriteCloser, error){"local": dial},
-		Logger: slog.New(slog.DiscardHandler),
+		Logger: slog.New(f.warn),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -277,6 +307,7 @@ func TestIndexAndStatus(t *testing.T) {
 
 func TestFileTheServerLostFailsWithAReason(t *testing.T) {
 	f := newFixture(t, baseFiles, nil)
+	f.allowWarn = true // the failed read is logged
 	// The server loses a file after listing it: the read fails, skills/get
 	// shows an entry without the file, and the file leaves the tree.
 	os.Remove(filepath.Join(f.dir, "alpha/refs/a.md"))
@@ -344,6 +375,7 @@ func TestUnlistedSkillIsConfirmedWithSkillsGet(t *testing.T) {
 	// The listing is cut after one entry: the rest are unlisted, reachable
 	// through directory reads and confirmed with skills/get.
 	f := newFixture(t, baseFiles, func(o *config.Origin) { o.Limits.MaxListEntries = 1 })
+	f.allowWarn = true // the truncated listing is logged
 	if got := f.ls(t, "local"); !slices.Equal(got, []string{"alpha"}) {
 		t.Fatalf("ls local = %v, want only the listed skill", got)
 	}
