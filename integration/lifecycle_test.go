@@ -6,8 +6,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -197,6 +199,29 @@ func TestChangesOnTheServerReachTheMount(t *testing.T) {
 		})
 		if fi, err := os.Stat(p); err != nil || fi.Size() != int64(len(changed)) {
 			t.Errorf("%s: size after the change: %v %v", c.label, fi, err)
+		}
+	}
+}
+
+// TestManyOrigins mounts more servers than any internal queue is long: the
+// catalog swaps of start-up must not wait for the mount.
+func TestManyOrigins(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"one/SKILL.md": skillMD("one", "The one skill", "x\n")})
+	servers := map[string]any{}
+	var want []string
+	for i := range 24 {
+		label := fmt.Sprintf("s%02d", i)
+		servers[label] = stdioServe(dir, os.DevNull)
+		want = append(want, label)
+	}
+	m := startMount(t, writeConfig(t, servers, nil))
+	if got := names(t, m.Dir); !slices.Equal(got, append([]string{".skillfs"}, want...)) {
+		t.Errorf("ls of the mount = %v", got)
+	}
+	for _, label := range want {
+		if _, err := os.ReadFile(m.Path(label, "one", "SKILL.md")); err != nil {
+			t.Errorf("%s: %v", label, err)
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -174,8 +175,9 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		return &exitError{code: exitMount, err: err}
 	}
 
-	var live *skfs.Mount
-	changes := make(chan vfs.Change, 16)
+	// Catalog swaps before the mount exists need no invalidation; after, the
+	// mount takes them without blocking the swap.
+	var mounted atomic.Pointer[skfs.Mount]
 	v, err := vfs.New(vfs.Options{
 		Config:  cfg,
 		Store:   st,
@@ -183,9 +185,8 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		Logger:  log,
 		Version: versionString(),
 		OnChange: func(c vfs.Change) {
-			select {
-			case changes <- c:
-			case <-ctx.Done():
+			if m := mounted.Load(); m != nil {
+				m.Invalidate(c)
 			}
 		},
 	})
@@ -208,20 +209,11 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		log.Warn("server not ready yet; its directory fills in when it answers", "origin", label)
 	}
 
-	live, err = skfs.Start(mnt, v, skfs.Options{Debug: opts.debug, AllowOther: opts.allowOther, Logger: log})
+	live, err := skfs.Start(mnt, v, skfs.Options{Debug: opts.debug, AllowOther: opts.allowOther, Logger: log})
 	if err != nil {
 		return &exitError{code: exitMount, err: fmt.Errorf("%w%s", err, mountHint(err))}
 	}
-	go func() {
-		for {
-			select {
-			case c := <-changes:
-				live.Invalidate(c)
-			case <-vctx.Done():
-				return
-			}
-		}
-	}()
+	mounted.Store(live)
 	fmt.Fprintf(opts.ready, "skillfs: mounted %s (%s)\n", mnt, strings.Join(v.Labels(), ", "))
 
 	hup := make(chan os.Signal, 1)
