@@ -76,6 +76,11 @@ their size and sha256 digest (and, for SKILL.md, the frontmatter) match the list
 With no config file, the embedded demo server is mounted (as with --demo).
 The command stays in the foreground; SIGINT or SIGTERM unmounts, SIGHUP re-lists.
 
+The config is the mcpServers file MCP hosts use, plus an optional skillfs
+section (every key and default: config/doc.go), in JSON or YAML:
+
+` + config.Example + `
+
 Exit codes: 0 unmounted cleanly, 1 runtime failure, 2 usage or config error,
 3 could not mount, 4 unmounted lazily because the mount was busy.`,
 		Args: func(cmd *cobra.Command, args []string) error {
