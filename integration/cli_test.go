@@ -23,8 +23,10 @@ func TestDemoMountFromTheReadme(t *testing.T) {
 	// An empty config home: no config file, so the demo is what mounts, as
 	// on a fresh machine.
 	cfgHome := t.TempDir()
-	args := []string{"mount", "--demo", "--cache-dir", m.Cache, m.Dir}
-	startWith(t, m, append(os.Environ(), "XDG_CONFIG_HOME="+cfgHome), args...)
+	m.run(t, append(os.Environ(), "XDG_CONFIG_HOME="+cfgHome), "mount", "--cache-dir", m.Cache, m.Dir)
+	if !strings.Contains(m.log.String(), "no config at") {
+		t.Errorf("no notice that the demo is mounted for want of a config:\n%s", m.log.String())
+	}
 	src := filepath.Join(moduleRoot(), "demo", "skills")
 	for _, rel := range demo.Files() {
 		want, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(rel)))
@@ -52,31 +54,6 @@ func TestDemoMountFromTheReadme(t *testing.T) {
 	}
 	if !nested {
 		t.Errorf("the demo's nested skill is not flagged allowed-tools")
-	}
-}
-
-// startWith starts `skillfs ARGS` as a mount with the given environment.
-func startWith(t *testing.T, m *mount, env []string, args ...string) {
-	t.Helper()
-	m.cmd = exec.Command(skillfsBin, args...)
-	m.cmd.Env = env
-	m.cmd.Stderr = m.log
-	stdout, err := m.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	m.done = make(chan struct{})
-	go func() {
-		err := m.cmd.Wait()
-		m.code = exitCode(err)
-		close(m.done)
-	}()
-	t.Cleanup(func() { m.Stop(t) })
-	if _, err := waitLine(t, stdout, &bytes.Buffer{}, "skillfs: mounted", 60*time.Second); err != nil {
-		t.Fatalf("mount: %v\n%s", err, m.log.String())
 	}
 }
 

@@ -235,8 +235,15 @@ func startMount(t *testing.T, cfgPath string, extra ...string) *mount {
 func (m *mount) start(t *testing.T, cfgPath string, extra ...string) *mount {
 	t.Helper()
 	args := append([]string{"mount", "--config", cfgPath, "--cache-dir", m.Cache}, extra...)
-	args = append(args, m.Dir)
+	return m.run(t, nil, append(args, m.Dir)...)
+}
+
+// run starts `skillfs ARGS` (a mount command) with env (nil: this
+// process's) and waits for the ready line.
+func (m *mount) run(t *testing.T, env []string, args ...string) *mount {
+	t.Helper()
 	m.cmd = exec.Command(skillfsBin, args...)
+	m.cmd.Env = env
 	m.cmd.Stderr = m.log
 	stdout, err := m.cmd.StdoutPipe()
 	if err != nil {
