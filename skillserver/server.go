@@ -147,6 +147,9 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
 func (s *Server) serve(ctx context.Context, t mcp.Transport) error {
 	ss, err := s.mcp.Connect(ctx, t, nil)
 	if err != nil {
+		if hungUp(err) {
+			return nil
+		}
 		return fmt.Errorf("serve: %w", err)
 	}
 	done := make(chan error, 1)
@@ -157,11 +160,17 @@ func (s *Server) serve(ctx context.Context, t mcp.Transport) error {
 		<-done
 		return nil
 	case err := <-done:
-		if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, io.EOF) {
+		if err != nil && !hungUp(err) {
 			return fmt.Errorf("serve: %w", err)
 		}
 		return nil
 	}
+}
+
+// hungUp reports whether a session ended because the client went away,
+// which is how sessions end, not an error.
+func hungUp(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe)
 }
 
 // Handler returns a streamable HTTP handler for any number of sessions.

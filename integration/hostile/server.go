@@ -200,6 +200,9 @@ func (s *Server) serve(ctx context.Context, t mcp.Transport, raw *frameWriter) e
 	sctx := context.WithValue(ctx, stopKey{}, (<-chan struct{})(stop))
 	ss, err := s.mcp.Connect(sctx, &dyingTransport{inner: t, s: s, raw: raw}, nil)
 	if err != nil {
+		if errors.Is(err, io.ErrClosedPipe) || errors.Is(err, io.EOF) {
+			return nil // the client hung up
+		}
 		return fmt.Errorf("serve: %w", err)
 	}
 	done := make(chan error, 1)
@@ -211,7 +214,7 @@ func (s *Server) serve(ctx context.Context, t mcp.Transport, raw *frameWriter) e
 		<-done
 		return nil
 	case err := <-done:
-		if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, io.EOF) && !errors.Is(err, errDied) {
+		if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrClosedPipe) && !errors.Is(err, errDied) {
 			return fmt.Errorf("serve: %w", err)
 		}
 		return nil
