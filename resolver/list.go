@@ -268,7 +268,7 @@ type DirChild struct {
 // origin's caps. Children that are not direct, clean children of dir are
 // dropped and logged.
 func (o *Origin) ReadDir(ctx context.Context, dir verify.URI) ([]DirChild, error) {
-	if !o.Status().DirectoryRead {
+	if !o.DirectoryRead() {
 		return nil, ErrNoDirectoryRead
 	}
 	cs, err := o.session(ctx)

@@ -121,6 +121,15 @@ func (o *Origin) Status() Status {
 	return s
 }
 
+// DirectoryRead reports whether the live session's server declared
+// directoryRead. It is asked on every directory listing, so it copies
+// nothing.
+func (o *Origin) DirectoryRead() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.status.DirectoryRead
+}
+
 // Refresh asks the supervisor to enumerate again soon. It never blocks.
 func (o *Origin) Refresh() {
 	select {

@@ -37,7 +37,7 @@ type liveListing struct {
 // liveable reports whether directory reads may add children under p: the
 // server supports them and p is not inside a skill with a manifest.
 func (o *origin) liveable(t *tree, p string) bool {
-	if !o.res.Status().DirectoryRead {
+	if !o.res.DirectoryRead() {
 		return false
 	}
 	sn := t.skillAt(p)
