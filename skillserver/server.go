@@ -156,8 +156,15 @@ func (s *Server) serve(ctx context.Context, t mcp.Transport) error {
 	go func() { done <- ss.Wait() }()
 	select {
 	case <-ctx.Done():
-		ss.Close()
-		<-done
+		// go-sdk's Close waits for every handler to return, and a client's
+		// subscriptions/listen stream may not notice the session ending:
+		// give handlers a moment, then stop waiting.
+		go ss.Close()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			s.log.Info("session did not close within 2s; leaving it", "op", "serve")
+		}
 		return nil
 	case err := <-done:
 		if err != nil && !hungUp(err) {
