@@ -59,7 +59,13 @@ func Start(mountpoint string, v *vfs.FS, opts Options) (*Mount, error) {
 		Debug:            opts.Debug,
 		Logger:           log.New(slogWriter{lg}, "", 0),
 		MaxReadAhead:     128 << 10,
-		DisableXAttrs:    false,
+		// The kernel queues reads (and readahead) as background requests;
+		// past this many in flight it holds every further one back, for
+		// every origin alike. go-fuse's default of 12 let a dozen reads
+		// hung on one stalled server stall the whole mount. The kernel
+		// lowers it to fs.fuse.max_user_bgreq for unprivileged mounts.
+		MaxBackground: 1024,
+		DisableXAttrs: false,
 	}
 	// No EntryTimeout or AttrTimeout here: go-fuse would put those in place
 	// of every zero a node returns, and zero is how a node says "do not
@@ -237,7 +243,7 @@ func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.At
 	}
 	ctx, stop := cancelContext(cancel)
 	defer stop()
-	if _, err := r.sh.v.ReadFile(ctx, v.(string)); err != nil {
+	if err := v.(*node).file.Load(ctx); err != nil {
 		// The read that follows reports the error.
 		return st
 	}

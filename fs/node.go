@@ -3,7 +3,6 @@ package fs
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -30,7 +29,7 @@ type shared struct {
 	uid uint32
 	gid uint32
 	// volatile maps the inode numbers of files whose size is not known yet
-	// to their paths (see rawFS.GetAttr).
+	// to their nodes (see rawFS.GetAttr), until the kernel forgets them.
 	volatile sync.Map
 }
 
@@ -41,6 +40,10 @@ type node struct {
 	sh   *shared
 	path string // mount-relative; "" for the root
 	dir  bool
+	// file is the version of a server's file this inode serves; nil for
+	// directories and generated files, which are served by path.
+	file *vfs.File
+	ino  uint64
 }
 
 var (
@@ -54,6 +57,7 @@ var (
 	_ = (gofs.NodeStatfser)((*node)(nil))
 	_ = (gofs.NodeOpendirHandler)((*node)(nil))
 	_ = (gofs.NodeFlusher)((*node)(nil))
+	_ = (gofs.NodeOnForgetter)((*node)(nil))
 )
 
 func (n *node) child(name string) string {
@@ -82,23 +86,39 @@ func (sh *shared) fill(a vfs.Attr, out *fuse.Attr) {
 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	p := n.child(name)
-	a, err := n.sh.v.Stat(ctx, p)
+	a, fl, err := n.sh.v.Lookup(ctx, p)
 	if err != nil {
 		out.SetEntryTimeout(negativeTimeout)
 		return nil, toErrno(n.sh.log, "lookup", p, err)
 	}
 	n.sh.fill(a, &out.Attr)
-	out.SetEntryTimeout(CacheTimeout)
+	if a.Dynamic {
+		// Every open of a dynamic file looks it up again and gets a fetch
+		// of its own.
+		out.SetEntryTimeout(0)
+	} else {
+		out.SetEntryTimeout(CacheTimeout)
+	}
 	out.SetAttrTimeout(attrTimeout(a))
 	mode := uint32(syscall.S_IFREG)
 	if a.Kind == vfs.KindDir {
 		mode = syscall.S_IFDIR
 	}
-	child := &node{sh: n.sh, path: p, dir: a.Kind == vfs.KindDir}
-	if a.Volatile && a.Kind == vfs.KindFile && !strings.HasPrefix(p, vfs.MetaDir+"/") {
-		n.sh.volatile.Store(a.Ino, p)
+	child := &node{sh: n.sh, path: p, dir: a.Kind == vfs.KindDir, file: fl, ino: a.Ino}
+	in := n.NewInode(ctx, child, gofs.StableAttr{Mode: mode, Ino: a.Ino})
+	if got, ok := in.Operations().(*node); ok && got == child && fl != nil && a.Volatile {
+		n.sh.volatile.Store(a.Ino, child)
 	}
-	return n.NewInode(ctx, child, gofs.StableAttr{Mode: mode, Ino: a.Ino}), 0
+	return in, 0
+}
+
+// OnForget lets go of what a file's version holds once the kernel has
+// forgotten the inode.
+func (n *node) OnForget() {
+	if n.file != nil {
+		n.sh.volatile.Delete(n.ino)
+		n.file.Forget()
+	}
 }
 
 // attrTimeout: a size that is not known yet must not be cached.
@@ -126,9 +146,14 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 }
 
 func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	a, err := n.sh.v.Stat(ctx, n.path)
-	if err != nil {
-		return toErrno(n.sh.log, "getattr", n.path, err)
+	var a vfs.Attr
+	if n.file != nil {
+		a = n.file.Attr()
+	} else {
+		var err error
+		if a, err = n.sh.v.Stat(ctx, n.path); err != nil {
+			return toErrno(n.sh.log, "getattr", n.path, err)
+		}
 	}
 	n.sh.fill(a, &out.Attr)
 	out.SetTimeout(attrTimeout(a))
@@ -145,9 +170,10 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 // Open answers ENOSYS for reads: reads need no handle, and that answer
 // tells the kernel to stop sending OPEN and RELEASE for this mount and to
 // keep file pages cached across opens. A warm open+read+close then never
-// reaches the daemon. The price is that an open file reads the current
-// entry's bytes rather than those of the entry it was opened on (a swap
-// invalidates the kernel's pages). Opens for writing answer EROFS.
+// reaches the daemon. What one open reads stays one version all the same:
+// an inode is one version of a file (vfs.File), a changed entry is a new
+// inode, and the old one's reads fail after the change. Opens for writing
+// answer EROFS.
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if n.dir {
 		return nil, 0, syscall.EISDIR
@@ -159,6 +185,13 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 }
 
 func (n *node) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if n.file != nil {
+		b, err := n.file.Read(ctx, off, len(dest))
+		if err != nil {
+			return nil, toErrno(n.sh.log, "read", n.path, err)
+		}
+		return fuse.ReadResultData(b), 0
+	}
 	b, err := n.sh.v.ReadFile(ctx, n.path)
 	if err != nil {
 		return nil, toErrno(n.sh.log, "read", n.path, err)

@@ -88,3 +88,51 @@ func (o *origin) loadSaved() {
 	o.markReady()
 	o.log.Info("showing saved catalog until the server answers", "op", "load", "skills", len(cat.Skills))
 }
+
+// saveFlags keeps the content flags found so far (see store.SaveFlags).
+func (o *origin) saveFlags() {
+	t := o.tree.Load()
+	o.mu.Lock()
+	held := map[string]bool{}
+	for _, sn := range t.skills {
+		if n := t.nodes[sn.s.URI.Path()]; n != nil && !n.isDir() {
+			held[n.file.version.key()] = true
+		}
+	}
+	for k := range o.flags {
+		if !held[k] {
+			delete(o.flags, k)
+		}
+	}
+	b, err := json.Marshal(o.flags)
+	o.mu.Unlock()
+	if err != nil {
+		return
+	}
+	if err := o.store.SaveFlags(b); err != nil {
+		o.log.Warn("saving content flags", "op", "save", "err", err)
+	}
+}
+
+// loadFlags brings back the content flags of earlier runs.
+func (o *origin) loadFlags() {
+	b, err := o.store.LoadFlags()
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			o.log.Warn("loading content flags", "op", "load", "err", err)
+		}
+		return
+	}
+	var m map[string][]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		o.log.Warn("ignoring unreadable content flags", "op", "load", "err", err)
+		return
+	}
+	o.mu.Lock()
+	for k, v := range m {
+		if _, ok := o.flags[k]; !ok {
+			o.flags[k] = v
+		}
+	}
+	o.mu.Unlock()
+}

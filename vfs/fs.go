@@ -71,6 +71,7 @@ type origin struct {
 	ready  chan struct{}
 	readyO sync.Once
 	flight flight
+	gate   *gate
 
 	mu          sync.Mutex
 	live        map[string]*liveListing           // path → last directory read
@@ -79,9 +80,11 @@ type origin struct {
 	unconfirmed map[string]bool                   // skill directories skills/get did not confirm
 	failures    map[string]failure                // path → the last failed read
 	gotAt       map[string]time.Time              // skill uri → last staleness skills/get
-	flags       map[string][]string               // skill uri → flags found in its SKILL.md content
+	flags       map[string][]string               // fileVersion.key of a SKILL.md → flags found in its content
 	lengths     map[string]int64                  // digest → verified length, for entries without size
-	verified    map[string]struct{}               // digests verified in this run
+	verified    map[string]struct{}               // fileVersion.key → passed every check in this run
+	dynGen      map[string]uint64                 // dynamic file path → fetches so far
+	dynHeld     map[string]int64                  // dynamic skill uri → bytes its live Files hold
 	swapMu      sync.Mutex                        // serialises tree swaps
 	catSaved    atomic.Pointer[[sha256.Size]byte] // hash of the last saved catalog, to skip rewrites
 }
@@ -118,6 +121,7 @@ func New(opts Options) (*FS, error) {
 			log:         log.With("origin", oc.Label),
 			store:       so,
 			ready:       make(chan struct{}),
+			gate:        newGate(),
 			failures:    map[string]failure{},
 			live:        map[string]*liveListing{},
 			extra:       map[string]*verify.Skill{},
@@ -127,6 +131,8 @@ func New(opts Options) (*FS, error) {
 			flags:       map[string][]string{},
 			lengths:     map[string]int64{},
 			verified:    map[string]struct{}{},
+			dynGen:      map[string]uint64{},
+			dynHeld:     map[string]int64{},
 		}
 		o.res = resolver.New(resolver.Options{
 			Origin:    oc,
@@ -148,6 +154,7 @@ func New(opts Options) (*FS, error) {
 func (f *FS) Start(ctx context.Context) {
 	for _, label := range f.labels {
 		o := f.origins[label]
+		o.loadFlags()
 		o.loadSaved()
 		f.wg.Add(1)
 		go func() {
@@ -239,6 +246,11 @@ func (o *origin) swap(next func(old *tree) (*resolver.Catalog, string)) {
 	if len(files) > 0 {
 		o.forget(files)
 	}
+	o.changed(files, dirs)
+}
+
+// changed tells the mount which origin-relative paths changed.
+func (o *origin) changed(files, dirs []string) {
 	if o.fs.opts.OnChange != nil && (len(files) > 0 || len(dirs) > 0) {
 		o.fs.opts.OnChange(Change{Files: o.mountPaths(files), Dirs: o.mountPaths(dirs)})
 	}
@@ -296,6 +308,9 @@ type Attr struct {
 	// size the server did not declare, a generated file), so the kernel must
 	// not cache the attributes.
 	Volatile bool
+	// Dynamic: a file of a dynamic skill, whose every open should look it
+	// up again to get a fetch of its own (see File).
+	Dynamic bool
 }
 
 // A DirEntry is one child in ReadDir.

@@ -63,16 +63,7 @@ func (o *origin) lookup(ctx context.Context, p string) (*node, error) {
 	}
 	if parent == "" {
 		// The scheme root has no URI to list; ask for the child itself.
-		l := o.listing(ctx, p)
-		if l == nil || !l.ok {
-			return nil, ErrNotExist
-		}
-		if t2 := o.tree.Load(); t2 != t {
-			if n := t2.nodes[p]; n != nil {
-				return n, nil
-			}
-		}
-		return o.liveDir(p), nil
+		return o.liveDirAt(ctx, p)
 	}
 	l := o.listing(ctx, parent)
 	if l == nil || !l.ok {
@@ -90,7 +81,7 @@ func (o *origin) lookup(ctx context.Context, p string) (*node, error) {
 		return nil, ErrNotExist
 	}
 	if isDir {
-		return o.liveDir(p), nil
+		return o.liveDirAt(ctx, p)
 	}
 	sn := t.skillAt(parent)
 	if sn == nil || !sn.s.Dynamic {
@@ -99,6 +90,26 @@ func (o *origin) lookup(ctx context.Context, p string) (*node, error) {
 		return nil, ErrNotExist
 	}
 	return o.dynamicFile(sn, p)
+}
+
+// liveDirAt answers for a directory that directory reads found at p. It
+// reads p itself first: a directory holding a SKILL.md is a skill, which
+// must be confirmed with skills/get before it is shown, so that lookup,
+// getattr and readdir agree from the first answer on — a skill that
+// cannot be confirmed never appears as a directory at all.
+func (o *origin) liveDirAt(ctx context.Context, p string) (*node, error) {
+	l := o.listing(ctx, p)
+	if l == nil || !l.ok {
+		return nil, ErrNotExist
+	}
+	t := o.tree.Load()
+	if n := t.nodes[p]; n != nil {
+		return n, nil
+	}
+	if o.hidden(t, p) {
+		return nil, ErrNotExist
+	}
+	return o.liveDir(p), nil
 }
 
 func (o *origin) liveDir(p string) *node {
@@ -215,8 +226,13 @@ func (o *origin) confirm(ctx context.Context, uri string) {
 		if u, perr := verify.ParseURI(uri); perr == nil && !errors.Is(err, resolver.ErrOffline) && !errors.Is(err, context.Canceled) {
 			if d, ok := u.Parent(); ok {
 				o.mu.Lock()
+				was := o.unconfirmed[d.Path()]
 				o.unconfirmed[d.Path()] = true
 				o.mu.Unlock()
+				if !was {
+					// The kernel may already know the directory.
+					o.changed(nil, []string{parentOf(d.Path())})
+				}
 			}
 		}
 		return

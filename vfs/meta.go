@@ -206,7 +206,9 @@ func (o *origin) skillInfo(t *tree, sn *skillNode) SkillInfo {
 	for _, fl := range s.Flags {
 		si.Flags = append(si.Flags, string(fl))
 	}
-	si.Flags = append(si.Flags, o.flags[si.URI]...)
+	if n := t.nodes[s.URI.Path()]; n != nil && !n.isDir() {
+		si.Flags = append(si.Flags, o.flags[n.file.version.key()]...)
+	}
 	if sn.path != "" {
 		if outer := t.skillAt(parentOf(sn.path)); outer != nil {
 			si.NestedIn = joinPath(o.cfg.Label, outer.path)
@@ -221,8 +223,10 @@ func (o *origin) skillInfo(t *tree, sn *skillNode) SkillInfo {
 	var last failure
 	for _, file := range s.Files {
 		p := file.URI.Path()
-		if _, ok := o.verified[string(file.Resource.Digest)]; ok {
-			si.VerifiedFiles++
+		if n := t.nodes[p]; n != nil && !n.isDir() {
+			if _, ok := o.verified[n.file.version.key()]; ok {
+				si.VerifiedFiles++
+			}
 		}
 		if fl, ok := o.failures[p]; ok && fl.at.After(last.at) {
 			last = fl
@@ -405,9 +409,11 @@ func (f *FS) Xattrs(ctx context.Context, p string) ([]Xattr, error) {
 	xs = append(xs, Xattr{"user.skillfs.digest", string(file.f.Resource.Digest)})
 	verified := "no"
 	o.mu.Lock()
-	_, ok = o.verified[string(file.f.Resource.Digest)]
+	_, ok = o.verified[file.version.key()]
 	o.mu.Unlock()
-	if ok || o.store.Has(file.f.Resource.Digest) {
+	if ok || (len(file.entryOf) == 0 && file.conflict == "" && o.store.Has(file.f.Resource.Digest)) {
+		// A SKILL.md is verified only once it passed the comparison with
+		// the frontmatter of the entry it is served under, in this run.
 		verified = "yes"
 	}
 	xs = append(xs, Xattr{"user.skillfs.verified", verified})

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +27,9 @@ type ReadError struct {
 	Path   string
 	Reason string
 	Err    error
+	// fetched are the bytes of a fetch that failed its check, which a
+	// fresh entry may yet match.
+	fetched []byte
 }
 
 func (e *ReadError) Error() string { return fmt.Sprintf("read %s: %s: %v", e.Path, e.Reason, e.Err) }
@@ -41,6 +46,7 @@ const (
 	ReasonConflict  = "conflict"
 	ReasonRemoved   = "removed"
 	ReasonServer    = "server-error"
+	ReasonBusy      = "busy"
 )
 
 func reasonOf(err error) string {
@@ -60,153 +66,131 @@ func reasonOf(err error) string {
 		return ReasonNotServed
 	case errors.Is(err, resolver.ErrMalformed):
 		return ReasonMalformed
+	case errors.Is(err, errBusy):
+		return ReasonBusy
+	case errors.Is(err, errDynamicTotal):
+		return ReasonTooLarge
 	}
 	return ReasonServer
 }
 
-// A Handle is an open file. It is bound to the tree node it was opened on;
-// its bytes are loaded on the first ReadAt and kept for the life of the
-// handle.
-type Handle struct {
-	fs   *FS
-	o    *origin
-	n    *node
-	meta []byte // generated files
-
-	mu   sync.Mutex
-	data []byte
-	err  error
-}
-
-// Open opens the file at a mount-relative path. It fetches nothing.
-func (f *FS) Open(ctx context.Context, p string) (*Handle, error) {
+// ReadFile returns the whole verified content of the file at p: what a
+// reader that opens it now and reads to the end gets. The slice must not be
+// modified.
+func (f *FS) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	if strings.HasPrefix(p, MetaDir+"/") {
-		b, err := f.renderMeta(p)
-		if err != nil {
-			return nil, err
-		}
-		return &Handle{fs: f, meta: b}, nil
+		return f.renderMeta(p)
 	}
-	o, rest, ok := f.resolve(p)
-	if !ok {
-		return nil, ErrNotExist
-	}
-	n, err := o.lookup(ctx, rest)
+	_, fl, err := f.Lookup(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	if n.isDir() {
+	if fl == nil {
 		return nil, ErrIsDir
 	}
-	return &Handle{fs: f, o: o, n: n}, nil
-}
-
-// ReadAt reads verified bytes of the file at p, loading it on the first
-// read. The mount reads this way: it keeps no open handles.
-func (f *FS) ReadAt(ctx context.Context, p string, dst []byte, off int64) (int, error) {
-	b, err := f.ReadFile(ctx, p)
-	if err != nil {
-		return 0, err
-	}
-	if off >= int64(len(b)) {
-		return 0, nil
-	}
-	return copy(dst, b[off:]), nil
-}
-
-// ReadFile returns the whole verified content of the file at p. The slice
-// must not be modified.
-func (f *FS) ReadFile(ctx context.Context, p string) ([]byte, error) {
-	h, err := f.Open(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	return h.Bytes(ctx)
+	defer fl.Forget()
+	return fl.Read(ctx, 0, math.MaxInt)
 }
 
 // ErrIsDir is returned when a file operation names a directory.
 var ErrIsDir = errors.New("is a directory")
 
-// ReadAt reads verified bytes at off. The first call loads the file.
-func (h *Handle) ReadAt(ctx context.Context, dst []byte, off int64) (int, error) {
-	b, err := h.bytes(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if off >= int64(len(b)) {
-		return 0, nil
-	}
-	return copy(dst, b[off:]), nil
-}
-
-// Bytes returns the whole verified content, loading it if needed. The
-// slice must not be modified.
-func (h *Handle) Bytes(ctx context.Context) ([]byte, error) { return h.bytes(ctx) }
-
-func (h *Handle) bytes(ctx context.Context) ([]byte, error) {
-	if h.meta != nil {
-		return h.meta, nil
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.data != nil {
-		return h.data, nil
-	}
-	b, err := h.o.load(ctx, h.n)
-	if err != nil {
-		return nil, err
-	}
-	h.data = b
-	return b, nil
-}
-
 // load returns the verified bytes of a file node, from the store or the
-// server.
-func (o *origin) load(ctx context.Context, n *node) ([]byte, error) {
-	f := n.file
-	if f.conflict != "" {
-		return nil, o.fail(n.path, &ReadError{Path: n.path, Reason: ReasonConflict, Err: errors.New(f.conflict)})
+// server, with the node they were verified against: n, or the node that
+// replaced it when a failed check led to a fresh entry. The checks that
+// depend on the entry (a SKILL.md's frontmatter) run here, on every load,
+// whichever cache the bytes came from.
+func (o *origin) load(ctx context.Context, n *node) ([]byte, *node, error) {
+	if c := n.file.conflict; c != "" {
+		return nil, n, o.fail(n.path, &ReadError{Path: n.path, Reason: ReasonConflict, Err: errors.New(c)})
 	}
-	if f.dynamic {
-		return o.flight.do(ctx, "dyn\x00"+n.path, func(fctx context.Context) ([]byte, error) {
-			return o.fetchDynamic(fctx, n)
-		})
+	b, err := o.obtain(ctx, n, nil)
+	if err == nil {
+		if err = o.checkEntry(n, b); err == nil {
+			return b, n, nil
+		}
+		err = &ReadError{Path: n.path, Reason: reasonOf(err), Err: err}
 	}
-	if b, err := o.store.Get(f.f.Resource.Digest); err == nil {
-		o.noteVerified(f.f.Resource, b)
-		return b, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		o.log.Warn("store read failed", "op", "read", "path", n.path, "err", err)
-	}
-	return o.flight.do(ctx, string(f.f.Resource.Digest)+"\x00"+n.path, func(fctx context.Context) ([]byte, error) {
-		return o.fetchVerified(fctx, n)
-	})
-}
-
-// fetchVerified fetches a file, checks it against the held entry and
-// stores it. A failed check gets one chance through skills/get.
-func (o *origin) fetchVerified(ctx context.Context, n *node) ([]byte, error) {
-	// A fetch that finished just before this one started has kept the
-	// bytes already.
-	if b, ok := o.store.Cached(n.file.f.Resource.Digest); ok {
-		return b, nil
-	}
-	b, err := o.fetchAndCheck(ctx, n, nil)
-	if err == nil || !isStale(err) {
-		return b, o.fail(n.path, err)
+	if !isStale(err) {
+		return nil, n, o.fail(n.path, err)
 	}
 	first := err
 	fresh, changed := o.refreshOwners(ctx, n)
 	if !changed {
-		return nil, o.fail(n.path, first)
+		return nil, n, o.fail(n.path, first)
 	}
 	if fresh == nil {
-		return nil, o.fail(n.path, &ReadError{Path: n.path, Reason: ReasonRemoved,
+		return nil, n, o.fail(n.path, &ReadError{Path: n.path, Reason: ReasonRemoved,
 			Err: fmt.Errorf("%v; the server's current entry no longer lists the file", first)})
 	}
 	o.log.Info("entry refreshed after a failed check; retrying once", "op", "read", "path", n.path, "err", first)
-	b, err = o.fetchAndCheck(ctx, fresh, b)
-	return b, o.fail(n.path, err)
+	var have []byte
+	var re *ReadError
+	if errors.As(first, &re) {
+		have = re.fetched
+	}
+	if b, err = o.obtain(ctx, fresh, have); err == nil {
+		if err = o.checkEntry(fresh, b); err != nil {
+			err = &ReadError{Path: n.path, Reason: reasonOf(err), Err: err}
+		}
+	}
+	if err != nil {
+		return nil, fresh, o.fail(n.path, err)
+	}
+	return b, fresh, nil
+}
+
+// obtain returns bytes that match n's resource: from the store (re-hashed
+// on every load from disk), from have when they match, or fetched. Only
+// content is checked here; see checkEntry.
+func (o *origin) obtain(ctx context.Context, n *node, have []byte) ([]byte, error) {
+	r := n.file.f.Resource
+	if have != nil && verify.CheckContent(r, have) == nil {
+		o.keep(n, have)
+		return have, nil
+	}
+	if b, err := o.store.Get(r.Digest); err == nil {
+		o.noteLength(r, b)
+		return b, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		o.log.Warn("store read failed", "op", "read", "path", n.path, "err", err)
+	}
+	return o.flight.do(ctx, string(r.Digest)+"\x00"+n.path, func(fctx context.Context) ([]byte, error) {
+		// A fetch that finished just before this one started has kept the
+		// bytes already.
+		if b, ok := o.store.Cached(r.Digest); ok {
+			return b, nil
+		}
+		return o.fetch(fctx, n)
+	})
+}
+
+// fetch reads a file from the server within the origin's bounds and checks
+// it against the resource.
+func (o *origin) fetch(ctx context.Context, n *node) ([]byte, error) {
+	r := n.file.f.Resource
+	release, err := o.gate.enter(ctx, o.expected(r))
+	if err != nil {
+		return nil, &ReadError{Path: n.path, Reason: reasonOf(err), Err: err}
+	}
+	b, err := o.res.Fetch(ctx, r)
+	release()
+	if err != nil {
+		return nil, &ReadError{Path: n.path, Reason: reasonOf(err), Err: err}
+	}
+	if err := verify.CheckContent(r, b); err != nil {
+		return nil, &ReadError{Path: n.path, Reason: reasonOf(err), Err: err, fetched: b}
+	}
+	o.keep(n, b)
+	return b, nil
+}
+
+// expected is the most a fetch of r can bring.
+func (o *origin) expected(r skill.Resource) int64 {
+	if r.HasSize {
+		return r.Size
+	}
+	return o.cfg.Limits.MaxFileSize
 }
 
 // isStale reports whether a failed check may come from a stale listing.
@@ -218,74 +202,74 @@ func isStale(err error) bool {
 	return errors.Is(err, resolver.ErrTooLarge) || errors.Is(err, resolver.ErrNotServed)
 }
 
-// fetchAndCheck checks have (bytes already fetched, if any) and otherwise
-// fetches the file; the bytes it returns passed every check and are stored.
-func (o *origin) fetchAndCheck(ctx context.Context, n *node, have []byte) ([]byte, error) {
+// checkEntry runs the checks that belong to the entry a file is served
+// under rather than to its bytes: a SKILL.md's frontmatter must equal each
+// entry's whose SKILL.md it is, and its content flags are recorded for that
+// (entry, digest). The outcome is kept on the node, which lives as long as
+// the tree it belongs to.
+func (o *origin) checkEntry(n *node, b []byte) error {
 	f := n.file
-	if have != nil && o.check(n, have) == nil {
-		o.keep(n, have)
-		return have, nil
+	d := string(f.f.Resource.Digest)
+	if c := f.checked.Load(); c != nil && c.digest == d {
+		return c.err
 	}
-	b, err := o.res.Fetch(ctx, f.f.Resource)
-	if err != nil {
-		return nil, &ReadError{Path: n.path, Reason: reasonOf(err), Err: err}
-	}
-	if err := o.check(n, b); err != nil {
-		return nil, &ReadError{Path: n.path, Reason: reasonOf(err), Err: err}
-	}
-	o.keep(n, b)
-	return b, nil
-}
-
-// check verifies bytes against the node's resource and, for a SKILL.md,
-// the frontmatter of every entry whose SKILL.md it is.
-func (o *origin) check(n *node, b []byte) error {
-	if err := verify.CheckContent(n.file.f.Resource, b); err != nil {
-		return err
-	}
-	for _, sn := range n.file.entryOf {
+	c := &checkResult{digest: d}
+	for _, sn := range f.entryOf {
 		if err := verify.CompareFrontmatter(b, sn.s.Entry.Frontmatter); err != nil {
-			return err
+			c.err = err
+			break
 		}
 	}
-	return nil
+	if c.err == nil && len(f.entryOf) > 0 {
+		for _, fl := range verify.ContentFlags(b, true) {
+			c.flags = append(c.flags, string(fl))
+		}
+	}
+	f.checked.Store(c)
+	if c.err == nil {
+		o.noteVerified(f, c.flags)
+	}
+	return c.err
 }
 
-// keep stores verified bytes and records what reading them taught us.
+// keep stores bytes that match their resource.
 func (o *origin) keep(n *node, b []byte) {
 	o.store.Keep(n.file.f.Resource.Digest, b)
 	if len(b) >= largeFetch {
 		releaseMemory()
 	}
-	o.noteVerified(n.file.f.Resource, b)
-	o.noteFlags(n, b)
+	o.noteLength(n.file.f.Resource, b)
 	o.mu.Lock()
 	delete(o.failures, n.path)
 	o.mu.Unlock()
 }
 
-func (o *origin) noteVerified(r skill.Resource, b []byte) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.verified[string(r.Digest)] = struct{}{}
-	if !r.HasSize {
-		o.lengths[string(r.Digest)] = int64(len(b))
-	}
-}
-
-// noteFlags records content flags of a SKILL.md for the index.
-func (o *origin) noteFlags(n *node, b []byte) {
-	if len(n.file.entryOf) == 0 {
+// noteLength learns the length of a file whose entry declares none.
+func (o *origin) noteLength(r skill.Resource, b []byte) {
+	if r.HasSize || r.Digest == "" {
 		return
 	}
-	var flags []string
-	for _, f := range verify.ContentFlags(b, true) {
-		flags = append(flags, string(f))
-	}
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	for _, sn := range n.file.entryOf {
-		o.flags[sn.uri()] = flags
+	o.lengths[string(r.Digest)] = int64(len(b))
+	o.mu.Unlock()
+}
+
+// noteVerified records that a file version passed every check, and the
+// content flags of a SKILL.md, which are kept with the store across
+// restarts.
+func (o *origin) noteVerified(f *fileNode, flags []string) {
+	k := f.version.key()
+	o.mu.Lock()
+	o.verified[k] = struct{}{}
+	changed := false
+	if len(f.entryOf) > 0 {
+		old, had := o.flags[k]
+		changed = !had || !slices.Equal(old, flags)
+		o.flags[k] = flags
+	}
+	o.mu.Unlock()
+	if changed {
+		o.saveFlags()
 	}
 }
 
@@ -374,9 +358,22 @@ func (o *origin) replace(old, fresh *verify.Skill) {
 
 // fetchDynamic reads a file of a dynamic skill: there is no digest to check
 // against, so only the caps and, for the SKILL.md, the frontmatter apply.
-// The bytes are not stored.
-func (o *origin) fetchDynamic(ctx context.Context, n *node) ([]byte, error) {
-	b, err := o.res.Fetch(ctx, skill.Resource{URI: n.file.f.Resource.URI})
+// The bytes are not stored; the File that asked serves them for its life.
+// What the live Files of one dynamic skill hold together is bounded by the
+// per-skill total (16 MiB), as the SEP asks of what a host retrieves.
+func (o *origin) fetchDynamic(ctx context.Context, n *node, gen uint64) ([]byte, error) {
+	r := skill.Resource{URI: n.file.f.Resource.URI}
+	o.mu.Lock()
+	if o.dynGen[n.path] == gen {
+		o.dynGen[n.path] = gen + 1
+	}
+	o.mu.Unlock()
+	release, err := o.gate.enter(ctx, o.expected(r))
+	if err != nil {
+		return nil, o.fail(n.path, &ReadError{Path: n.path, Reason: reasonOf(err), Err: err})
+	}
+	b, err := o.res.Fetch(ctx, r)
+	release()
 	if err != nil {
 		return nil, o.fail(n.path, &ReadError{Path: n.path, Reason: reasonOf(err), Err: err})
 	}
@@ -385,8 +382,45 @@ func (o *origin) fetchDynamic(ctx context.Context, n *node) ([]byte, error) {
 			return nil, o.fail(n.path, &ReadError{Path: n.path, Reason: reasonOf(err), Err: err})
 		}
 	}
-	o.noteFlags(n, b)
+	skillURI := n.file.owners[0].uri()
+	o.mu.Lock()
+	held := o.dynHeld[skillURI]
+	if held+int64(len(b)) > verify.DefaultMaxTotalSize {
+		o.mu.Unlock()
+		return nil, o.fail(n.path, &ReadError{Path: n.path, Reason: ReasonTooLarge,
+			Err: fmt.Errorf("%w: %d bytes more would pass the %d held for the dynamic skill %s", errDynamicTotal, len(b), verify.DefaultMaxTotalSize, skillURI)})
+	}
+	o.dynHeld[skillURI] = held + int64(len(b))
+	if len(n.file.entryOf) > 0 {
+		var flags []string
+		for _, fl := range verify.ContentFlags(b, true) {
+			flags = append(flags, string(fl))
+		}
+		o.flags[n.file.version.key()] = flags
+	}
+	o.mu.Unlock()
 	return b, nil
+}
+
+// errDynamicTotal: the files of one dynamic skill held at once passed the
+// per-skill total.
+var errDynamicTotal = errors.New("over the per-skill total")
+
+// releaseDynamic gives back what a File of a dynamic skill held.
+func (o *origin) releaseDynamic(n *node, size int64) {
+	uri := n.file.owners[0].uri()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.dynHeld[uri] -= size; o.dynHeld[uri] <= 0 {
+		delete(o.dynHeld, uri)
+	}
+}
+
+// dynamicGen is the generation new Files of a dynamic file start at.
+func (o *origin) dynamicGen(p string) uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.dynGen[p]
 }
 
 // largeFetch is the size from which a fetch is worth returning its

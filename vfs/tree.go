@@ -1,11 +1,14 @@
 package vfs
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"path"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillfs/skillfs/resolver"
@@ -54,6 +57,23 @@ type fileNode struct {
 	// conflict is set when two manifests disagree about the file.
 	conflict string
 	dynamic  bool
+	// version names what the file serves under this tree: its resource and,
+	// for a SKILL.md, the frontmatter of every entry it is checked against.
+	// A change of either is a new version: a new inode number, and the
+	// older version's reads fail rather than mix (see File).
+	version fileVersion
+	// checked is the outcome of the checks that depend on the entry, for
+	// the bytes of one digest: set on the first serve under this tree.
+	checked atomic.Pointer[checkResult]
+}
+
+// A checkResult is what serving one digest's bytes under a file node's
+// entries found: the frontmatter comparison and, for a SKILL.md, the
+// content flags.
+type checkResult struct {
+	digest string
+	err    error
+	flags  []string
 }
 
 type skillNode struct {
@@ -66,13 +86,22 @@ func (s *skillNode) uri() string { return s.s.URI.String() }
 
 // inoFor derives a stable inode number from the origin, the path and the
 // kind, so that a path keeps its inode across catalog swaps and restarts.
-func inoFor(label, p string, dir bool) uint64 {
+func inoFor(label, p string, dir bool) uint64 { return inoVersion(label, p, dir, nil) }
+
+// inoVersion is inoFor for one version of a file: a file keeps its inode
+// while its version does, and gets a new one when its content or entry
+// changes, as a file replaced by rename does on a local filesystem.
+func inoVersion(label, p string, dir bool, v *fileVersion) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(label))
 	h.Write([]byte{0})
 	h.Write([]byte(p))
 	if dir {
 		h.Write([]byte{1})
+	}
+	if v != nil && !v.dynamic {
+		fmt.Fprintf(h, "\x02%s\x00%d\x00%t\x00%s\x00", v.res.Digest, v.res.Size, v.res.HasSize, v.conflict)
+		h.Write(v.frontmatter[:])
 	}
 	ino := h.Sum64() &^ (1 << 63) // below go-fuse's automatic range
 	if ino < 2 {
@@ -120,6 +149,9 @@ func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, n
 	for _, n := range t.nodes {
 		if n.isDir() {
 			slices.Sort(n.children)
+		} else {
+			n.file.version = versionOf(n.file)
+			n.ino = inoVersion(label, n.path, false, &n.file.version)
 		}
 		n.mtime = now
 		if prev != nil {
@@ -138,7 +170,38 @@ func sameContent(a, b *node) bool {
 	if a.isDir() {
 		return slices.Equal(a.children, b.children)
 	}
-	return a.file.f.Resource == b.file.f.Resource && a.file.conflict == b.file.conflict
+	return a.file.version == b.file.version
+}
+
+// A fileVersion is what a file serves: the resource, any conflict between
+// manifests, and a hash of the frontmatter of each entry whose SKILL.md it
+// is. Two versions are the same file content checked the same way exactly
+// when they are ==.
+type fileVersion struct {
+	res         skill.Resource
+	conflict    string
+	dynamic     bool
+	frontmatter [sha256.Size]byte // zero unless the file is some entry's SKILL.md
+}
+
+func versionOf(f *fileNode) fileVersion {
+	v := fileVersion{res: f.f.Resource, conflict: f.conflict, dynamic: f.dynamic}
+	if len(f.entryOf) > 0 {
+		h := sha256.New()
+		for _, sn := range f.entryOf {
+			b, _ := json.Marshal(sn.s.Entry.Frontmatter)
+			h.Write(b)
+			h.Write([]byte{0})
+		}
+		h.Sum(v.frontmatter[:0])
+	}
+	return v
+}
+
+// key names the version in the saved flags: the digest with the
+// frontmatter it was checked against.
+func (v fileVersion) key() string {
+	return fmt.Sprintf("%s/%x", v.res.Digest, v.frontmatter)
 }
 
 // place adds one skill's directory and files, all or nothing.
@@ -257,7 +320,7 @@ func changes(old, new *tree) (files, dirs []string) {
 			if !slices.Equal(o.children, n.children) {
 				dirs = append(dirs, p)
 			}
-		case o.file.f.Resource != n.file.f.Resource || o.file.conflict != n.file.conflict:
+		case o.file.version != n.file.version:
 			files = append(files, p)
 		}
 	}

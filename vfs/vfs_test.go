@@ -22,7 +22,7 @@ import (
 )
 
 // These tests drive the core without a kernel: an in-process skillfs
-// server over an in-memory pipe, and vfs's Stat, ReadDir, Open and ReadAt.
+// server over an in-memory pipe, and vfs's Stat, ReadDir, Lookup and File reads.
 
 type accessLog struct {
 	mu    sync.Mutex
@@ -182,11 +182,7 @@ func (f *fixture) start(t *testing.T, edit func(*config.Origin)) {
 
 func (f *fixture) read(t *testing.T, p string) ([]byte, error) {
 	t.Helper()
-	h, err := f.fs.Open(context.Background(), p)
-	if err != nil {
-		return nil, err
-	}
-	return h.Bytes(context.Background())
+	return f.fs.ReadFile(context.Background(), p)
 }
 
 func (f *fixture) ls(t *testing.T, p string) []string {
@@ -354,16 +350,11 @@ func TestSavedCatalogServesVerifiedBytesOffline(t *testing.T) {
 	rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
 	defer rcancel()
 	v.Ready(rctx)
-	h, err := v.Open(ctx, "local/alpha/SKILL.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := h.Bytes(ctx)
+	b, err := v.ReadFile(ctx, "local/alpha/SKILL.md")
 	if err != nil || !bytes.Contains(b, []byte("name: alpha")) {
 		t.Errorf("verified bytes offline: %q, %v", b, err)
 	}
-	h, _ = v.Open(ctx, "local/team/beta/data.txt")
-	if _, err := h.Bytes(ctx); err == nil {
+	if _, err := v.ReadFile(ctx, "local/team/beta/data.txt"); err == nil {
 		t.Errorf("a never-verified file was served offline")
 	}
 	if st := v.Status().Origins[0]; st.Catalog != "saved" {

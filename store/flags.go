@@ -1,0 +1,56 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+)
+
+// flagsName holds the content flags found in the SKILL.md files verified
+// under each entry, so that index.json shows them after a restart before
+// the files are read again. Like catalog.json it is informational: bytes
+// are served only when they hash to their digest, whatever it says.
+const flagsName = "flags.json"
+
+// maxFlagsSize bounds flags.json.
+const maxFlagsSize = 16 << 20
+
+// SaveFlags atomically replaces the origin's flags.json (mode 0600).
+func (o *Origin) SaveFlags(data []byte) error {
+	if o.removed.Load() {
+		return fmt.Errorf("save flags of %s: %w", o.id, ErrRemoved)
+	}
+	if len(data) > maxFlagsSize {
+		return fmt.Errorf("save flags of %s: %d bytes: %w (cap %d)", o.id, len(data), ErrTooLarge, maxFlagsSize)
+	}
+	if err := o.writeAtomic(flagsName, data, 0o600, false); err != nil {
+		return fmt.Errorf("save flags of %s: %w", o.id, err)
+	}
+	return nil
+}
+
+// LoadFlags returns the saved flags.json, or ErrNotFound. One that is not
+// a regular file or is over its cap is removed and logged.
+func (o *Origin) LoadFlags() ([]byte, error) {
+	if o.removed.Load() {
+		return nil, fmt.Errorf("load flags of %s: %w", o.id, ErrNotFound)
+	}
+	fi, err := o.root.Lstat(flagsName)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("load flags of %s: %w", o.id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load flags of %s: %w", o.id, err)
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxFlagsSize {
+		return nil, o.discard("flags", "", flagsName, fi, fmt.Sprintf("not a regular file of at most %d bytes (mode %v, size %d)", maxFlagsSize, fi.Mode(), fi.Size()))
+	}
+	b, reason, err := readRegular(o.root, flagsName, fi, maxFlagsSize)
+	if err != nil {
+		return nil, fmt.Errorf("load flags of %s: %w", o.id, err)
+	}
+	if reason != "" {
+		return nil, o.discard("flags", "", flagsName, fi, reason)
+	}
+	return b, nil
+}

@@ -1,0 +1,260 @@
+package vfs
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A File is one version of a file of the tree, as the kernel holds it: an
+// inode. Its version is fixed by the entry it was looked up under (see
+// fileVersion), and every byte it serves is of that version. When the entry
+// changes, new lookups get a new File with a new inode number; this one
+// keeps serving only while nothing has changed, and fails every read after
+// the change once it has served a byte (ReasonChanged), so that one reader
+// never gets part of one version and part of another. A File that has served
+// nothing yet follows the change instead: the first read of a stale entry
+// refreshes it and reads the new version.
+//
+// A File of a "dynamic" skill fetches its bytes once, on its first read,
+// and serves exactly those for its life: its size is their length.
+//
+// While a reader goes through a file, its bytes are held so that the file is
+// loaded (and re-hashed) once per pass rather than once per kernel read;
+// they are let go when a read reaches the end, after idleHold without reads,
+// or when holding them would pass heldLimit across the mount.
+type File struct {
+	o    *origin
+	path string // origin-relative
+
+	mu     sync.Mutex
+	n      *node
+	served bool
+	data   []byte
+	timer  *time.Timer
+	dyn    []byte // a dynamic file's one fetch
+	dynOK  bool
+	gen    uint64 // a dynamic file's generation: one per fetch
+}
+
+// ReasonChanged: the file's entry changed after this copy served bytes.
+const ReasonChanged = "changed"
+
+const (
+	// heldLimit bounds the bytes Files hold for readers part-way through a
+	// file, across the mount.
+	heldLimit = 32 << 20
+	// idleHold is how long a File keeps bytes nobody reads.
+	idleHold = 2 * time.Second
+)
+
+var heldBytes atomic.Int64
+
+// Lookup returns the attributes of the node at a mount-relative path and,
+// for a file of an origin, the File of its current version. Generated
+// files and directories have no File.
+func (f *FS) Lookup(ctx context.Context, p string) (Attr, *File, error) {
+	if p == "" || p == MetaDir || strings.HasPrefix(p, MetaDir+"/") {
+		a, err := f.Stat(ctx, p)
+		return a, nil, err
+	}
+	o, rest, ok := f.resolve(p)
+	if !ok {
+		return Attr{}, nil, ErrNotExist
+	}
+	n, err := o.lookup(ctx, rest)
+	if err != nil {
+		return Attr{}, nil, err
+	}
+	if n.isDir() {
+		return o.attr(n), nil, nil
+	}
+	fl := &File{o: o, path: rest, n: n}
+	if n.file.dynamic {
+		fl.gen = o.dynamicGen(rest)
+	}
+	return fl.Attr(), fl, nil
+}
+
+// Attr describes the version this File serves.
+func (fl *File) Attr() Attr {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	fl.follow()
+	a := fl.o.attr(fl.n)
+	if fl.n.file.dynamic {
+		// Each fetch of a dynamic file is a version of its own: a lookup
+		// after one gets a new inode, and this one keeps what it fetched.
+		a.Ino = inoVersion(fl.o.cfg.Label, fl.path, false, nil) ^ (fl.gen * 0x9e3779b97f4a7c15 &^ (1 << 63))
+		if a.Ino < 2 {
+			a.Ino += 2
+		}
+		a.Volatile, a.Dynamic = true, true
+		if fl.dynOK {
+			a.Size = int64(len(fl.dyn))
+		}
+	}
+	return a
+}
+
+// Path is the File's mount-relative path.
+func (fl *File) Path() string { return joinPath(fl.o.cfg.Label, fl.path) }
+
+// SizeKnown reports whether Attr gives the file's true size without
+// loading it.
+func (fl *File) SizeKnown() bool { return !fl.Attr().Volatile }
+
+// Load loads and verifies the bytes without serving them, so that Attr
+// then reports the true size of a file whose entry declares none. The
+// mount calls it when a read is about to begin.
+func (fl *File) Load(ctx context.Context) error {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	if err := fl.check(); err != nil {
+		return err
+	}
+	_, err := fl.bytes(ctx)
+	return err
+}
+
+// Read returns the verified bytes at off, at most n of them. The slice
+// must not be modified.
+func (fl *File) Read(ctx context.Context, off int64, n int) ([]byte, error) {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	if err := fl.check(); err != nil {
+		return nil, err
+	}
+	if r := fl.n.file.f.Resource; r.HasSize && !fl.n.file.dynamic && off >= r.Size {
+		return nil, nil
+	}
+	b, err := fl.bytes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fl.served = true
+	if off >= int64(len(b)) {
+		return nil, nil
+	}
+	end := min(off+int64(n), int64(len(b)))
+	if end == int64(len(b)) && !fl.n.file.dynamic {
+		fl.release()
+	}
+	return b[off:end], nil
+}
+
+// follow moves a File that has served nothing to its path's current
+// version. fl.mu is held.
+func (fl *File) follow() {
+	cur := fl.o.tree.Load().nodes[fl.path]
+	if cur == fl.n || cur == nil || cur.isDir() {
+		return
+	}
+	if cur.file.version == fl.n.file.version {
+		fl.n = cur
+		return
+	}
+	if !fl.served && !fl.n.file.dynamic {
+		fl.n = cur
+		fl.release()
+	}
+}
+
+// check fails a read when the File's version is no longer the one held.
+// fl.mu is held.
+func (fl *File) check() error {
+	fl.follow()
+	t := fl.o.tree.Load()
+	if fl.n.file.dynamic {
+		sn := t.skillAt(parentOf(fl.path))
+		if sn != nil && sn.s.Dynamic && fl.n.file.owners[0].uri() == sn.uri() {
+			return nil
+		}
+	} else if cur := t.nodes[fl.path]; cur != nil && !cur.isDir() && cur.file.version == fl.n.file.version {
+		return nil
+	}
+	reason, detail := ReasonChanged, "the server's entry for this file changed after it was opened; open it again"
+	if cur := t.nodes[fl.path]; cur == nil || cur.isDir() {
+		reason, detail = ReasonRemoved, "the server's current entry no longer lists the file"
+	}
+	return &ReadError{Path: fl.Path(), Reason: reason, Err: errors.New(detail)}
+}
+
+// bytes returns the File's verified bytes, loading them if needed. fl.mu
+// is held.
+func (fl *File) bytes(ctx context.Context) ([]byte, error) {
+	if fl.n.file.dynamic {
+		if !fl.dynOK {
+			b, err := fl.o.fetchDynamic(ctx, fl.n, fl.gen)
+			if err != nil {
+				return nil, err
+			}
+			fl.dyn, fl.dynOK = b, true
+		}
+		return fl.dyn, nil
+	}
+	if fl.data != nil {
+		fl.timer.Reset(idleHold)
+		return fl.data, nil
+	}
+	b, used, err := fl.o.load(ctx, fl.n)
+	if err != nil {
+		return nil, err
+	}
+	if used != fl.n {
+		if fl.served && used.file.version != fl.n.file.version {
+			return nil, &ReadError{Path: fl.Path(), Reason: ReasonChanged,
+				Err: errors.New("the server's entry for this file changed after it was opened; open it again")}
+		}
+		fl.n = used
+	}
+	fl.hold(b)
+	return b, nil
+}
+
+// hold keeps b for the next reads when the mount-wide bound allows.
+func (fl *File) hold(b []byte) {
+	if heldBytes.Add(int64(len(b))) > heldLimit {
+		heldBytes.Add(-int64(len(b)))
+		return
+	}
+	fl.data = b
+	if fl.timer == nil {
+		fl.timer = time.AfterFunc(idleHold, fl.idle)
+	} else {
+		fl.timer.Reset(idleHold)
+	}
+}
+
+func (fl *File) idle() {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	fl.release()
+}
+
+// release lets go of held bytes. fl.mu is held.
+func (fl *File) release() {
+	if fl.data == nil {
+		return
+	}
+	heldBytes.Add(-int64(len(fl.data)))
+	fl.data = nil
+	if fl.timer != nil {
+		fl.timer.Stop()
+	}
+}
+
+// Forget lets go of what the File holds; the mount calls it when the
+// kernel forgets the inode.
+func (fl *File) Forget() {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	fl.release()
+	if fl.dynOK {
+		fl.o.releaseDynamic(fl.n, int64(len(fl.dyn)))
+		fl.dyn, fl.dynOK = nil, false
+	}
+}
