@@ -327,8 +327,10 @@ func (o *Origin) Keep(d skill.Digest, b []byte) {
 	o.pending[h] = b
 	o.pmu.Unlock()
 	o.s.writes.Add(1)
+	o.s.pendingWrites.Add(1)
 	go func() {
 		defer o.s.writes.Done()
+		defer o.s.pendingWrites.Add(-1)
 		defer func() {
 			o.pmu.Lock()
 			delete(o.pending, h)

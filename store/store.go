@@ -44,6 +44,7 @@ type Stats struct {
 	DiskLoads     uint64 // Gets answered from disk after re-hashing
 	Discards      uint64 // stored files removed because they failed re-verification
 	Evictions     uint64 // files dropped from memory to respect MemoryLimit
+	PendingWrites int64  // verified files still being written to disk
 }
 
 // A Store holds verified skill bytes under one root directory, one
@@ -63,6 +64,7 @@ type Store struct {
 	writes sync.WaitGroup
 
 	hits, loads, discards atomic.Uint64
+	pendingWrites         atomic.Int64
 }
 
 // DefaultRoot returns $XDG_CACHE_HOME/skillfs, or ~/.cache/skillfs when
@@ -270,6 +272,7 @@ func (s *Store) Stats() Stats {
 		MemoryEntries: n,
 		MemoryHits:    s.hits.Load(),
 		DiskLoads:     s.loads.Load(),
+		PendingWrites: s.pendingWrites.Load(),
 		Discards:      s.discards.Load(),
 		Evictions:     ev,
 	}

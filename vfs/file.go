@@ -46,7 +46,7 @@ const ReasonChanged = "changed"
 const (
 	// heldLimit bounds the bytes Files hold for readers part-way through a
 	// file, across the mount.
-	heldLimit = 32 << 20
+	heldLimit = 16 << 20
 	// idleHold is how long a File keeps bytes nobody reads.
 	idleHold = 2 * time.Second
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -13,66 +14,90 @@ import (
 // files cannot hold up another's reads or push the daemon's memory past
 // its documented bound:
 //
-//   - per origin, at most maxFetches fetches run at once; a read that finds
-//     them all busy waits up to busyWait for one to finish and then fails
-//     with EIO (reason "busy") rather than queue behind a stalled server;
 //   - across the mount, the bytes that fetches in flight may bring are
 //     bounded by fetchBytes (a fetch of n bytes briefly takes several times
 //     n while it is decoded), and one origin may hold at most
 //     originFetchBytes of them, so that a stalled origin's large fetches
-//     leave room for everyone else's.
+//     leave room for everyone else's;
+//   - per origin, at most maxFetches fetches talk to the server at once.
+//
+// A fetch waits for bytes as long as it takes (the fetches ahead of it end
+// within their call timeout). It waits for one of the origin's slots as
+// long as the fetches holding them make progress; when none of them has
+// finished for busyWait, the server is taken to be stalled and the read
+// fails with EIO (reason "busy") rather than queue behind it.
 const (
 	maxFetches       = 16
 	busyWait         = 5 * time.Second
-	fetchBytes       = 48 << 20
-	originFetchBytes = 32 << 20
+	fetchBytes       = 40 << 20
+	originFetchBytes = 24 << 20
 )
 
 var (
-	errBusy = errors.New("too many reads from this server are in flight")
+	errBusy = errors.New("reads from this server are stalled: none of those in flight finished")
 	// mountFetchBytes is shared by every origin of the process.
 	mountFetchBytes = semaphore.NewWeighted(fetchBytes)
 )
 
 // A gate bounds one origin's fetches.
 type gate struct {
-	slots chan struct{}
-	bytes *semaphore.Weighted
-	wait  time.Duration
+	slots    chan struct{}
+	bytes    *semaphore.Weighted
+	progress atomic.Uint64 // fetches finished
+	patience time.Duration
 }
 
 func newGate() *gate {
-	return &gate{slots: make(chan struct{}, maxFetches), bytes: semaphore.NewWeighted(originFetchBytes), wait: busyWait}
+	return &gate{slots: make(chan struct{}, maxFetches), bytes: semaphore.NewWeighted(originFetchBytes), patience: busyWait}
 }
 
 // enter waits for room for a fetch of up to n bytes; release gives it back.
 func (g *gate) enter(ctx context.Context, n int64) (release func(), err error) {
-	select {
-	case g.slots <- struct{}{}:
-	default:
-		t := time.NewTimer(g.wait)
-		defer t.Stop()
-		select {
-		case g.slots <- struct{}{}:
-		case <-t.C:
-			return nil, fmt.Errorf("%w (%d at once)", errBusy, cap(g.slots))
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
 	w := min(max(n, 1), originFetchBytes)
 	if err := g.bytes.Acquire(ctx, w); err != nil {
-		<-g.slots
 		return nil, err
 	}
 	if err := mountFetchBytes.Acquire(ctx, w); err != nil {
 		g.bytes.Release(w)
-		<-g.slots
+		return nil, err
+	}
+	slot := func(c context.Context) error {
+		select {
+		case g.slots <- struct{}{}:
+			return nil
+		case <-c.Done():
+			return c.Err()
+		}
+	}
+	if err := g.await(ctx, &g.progress, slot); err != nil {
+		mountFetchBytes.Release(w)
+		g.bytes.Release(w)
 		return nil, err
 	}
 	return func() {
+		<-g.slots
 		mountFetchBytes.Release(w)
 		g.bytes.Release(w)
-		<-g.slots
+		g.progress.Add(1)
 	}, nil
+}
+
+// await calls acquire until it succeeds, giving up with errBusy when a
+// whole patience interval passes without progress.
+func (g *gate) await(ctx context.Context, progress *atomic.Uint64, acquire func(context.Context) error) error {
+	for {
+		seen := progress.Load()
+		c, cancel := context.WithTimeout(ctx, g.patience)
+		err := acquire(c)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if progress.Load() == seen {
+			return fmt.Errorf("%w in %v (%d at most at once)", errBusy, g.patience, cap(g.slots))
+		}
+	}
 }

@@ -273,11 +273,23 @@ type Status struct {
 	Version   string         `json:"version"`
 	StartedAt time.Time      `json:"started_at"`
 	Origins   []OriginStatus `json:"origins"`
+	Cache     CacheStatus    `json:"cache"`
+}
+
+// CacheStatus is the store's counters: how reads were served.
+type CacheStatus struct {
+	MemoryBytes   int64  `json:"memory_bytes"`
+	MemoryHits    uint64 `json:"memory_hits"`
+	DiskLoads     uint64 `json:"disk_loads"`
+	Discards      uint64 `json:"discards"`
+	PendingWrites int64  `json:"pending_writes"`
 }
 
 // Status reports every origin.
 func (f *FS) Status() Status {
-	st := Status{Version: f.opts.Version, StartedAt: f.started, Origins: []OriginStatus{}}
+	ss := f.opts.Store.Stats()
+	st := Status{Version: f.opts.Version, StartedAt: f.started, Origins: []OriginStatus{},
+		Cache: CacheStatus{MemoryBytes: ss.MemoryBytes, MemoryHits: ss.MemoryHits, DiskLoads: ss.DiskLoads, Discards: ss.Discards, PendingWrites: ss.PendingWrites}}
 	for _, label := range f.labels {
 		o := f.origins[label]
 		rs := o.res.Status()

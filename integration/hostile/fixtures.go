@@ -176,6 +176,18 @@ type skillDef struct {
 	// reads page forever (endless-dir-cursor).
 	dirExtra   []dirChild
 	endlessDir bool
+	// fmPhased, when set, replaces the frontmatter of the skill's entry in
+	// skills/list and skills/get in phases b and c (frontmatter-flip).
+	fmPhased map[string]any
+}
+
+// entryIn renders the skill's entry as the server advertises it in phase ph.
+func (d *skillDef) entryIn(ph string, updated bool) skill.Entry {
+	e := d.entry(updated)
+	if d.fmPhased != nil && (ph == "b" || ph == "c") {
+		e.Frontmatter = d.fmPhased
+	}
+	return e
 }
 
 // dir is the skill's folder URI.

@@ -162,8 +162,9 @@ func (s *Server) listPage(cursor string) (json.RawMessage, string, error) {
 		}
 		end := min(off+s.opts.PageSize, len(s.skills))
 		var entries []json.RawMessage
+		ph := s.currentPhase()
 		for _, d := range s.skills[off:end] {
-			entries = append(entries, marshalEntry(d.entry(false)))
+			entries = append(entries, marshalEntry(d.entryIn(ph, false)))
 		}
 		if off == 0 && s.opts.Mode == ModeMalformedList {
 			entries = interleave(malformed, entries)
@@ -263,7 +264,8 @@ func (s *Server) getSkill(_ context.Context, _ *mcp.ServerSession, p *getParams)
 	if d == nil || d.uri != p.URI {
 		return nil, invalidParams(p.URI, "%s is not the SKILL.md of a skill this server serves", p.URI)
 	}
-	res := &getResult{Skill: d.entry(s.currentPhase() == "c")}
+	ph := s.currentPhase()
+	res := &getResult{Skill: d.entryIn(ph, ph == "c")}
 	if newProtocol(p.Meta) {
 		res.ResultType = "complete"
 	}
