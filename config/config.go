@@ -69,6 +69,19 @@ type Origin struct {
 	// connect, for skills the server's listing may leave out.
 	Pin    []string
 	Limits Limits
+
+	// Shared is set by the mount command, never by the file: the mount is
+	// shared with other users (--allow-other), so a listing the server
+	// marks cacheScope "private" (SEP-2549) is withheld from it.
+	Shared bool
+}
+
+// SetShared marks every origin as mounted for other users too
+// (--allow-other); see Origin.Shared.
+func (c *Config) SetShared(shared bool) {
+	for i := range c.Origins {
+		c.Origins[i].Shared = shared
+	}
 }
 
 // ID is the origin's store identity: Label + "-" + the first 16 hex

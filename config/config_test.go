@@ -235,6 +235,7 @@ func TestDefaults(t *testing.T) {
 	}
 	want := Limits{
 		MaxFileSize: 16 << 20, Budget: 512 << 20, MaxListPages: 1000, MaxListEntries: 100000,
+		MaxListResources: 100000, MaxListBytes: 32 << 20,
 		MaxDirPages: 100, MaxDirEntries: 10000, CallTimeout: 30 * time.Second,
 		ConnectTimeout: 15 * time.Second, ListTimeout: 2 * time.Minute, RefreshInterval: 10 * time.Minute,
 	}
@@ -516,6 +517,9 @@ func TestErrors(t *testing.T) {
 		{"count negative", f, sfs(`{"defaults": {"limits": {"max_dir_entries": -1}}}`), "skillfs.defaults.limits.max_dir_entries", "negative", "positive integer"},
 		{"count huge", f, sfs(`{"defaults": {"limits": {"max_dir_pages": 99999999999}}}`), "skillfs.defaults.limits.max_dir_pages", "below 2^31", "positive integer"},
 		{"count zero", f, sfs(`{"defaults": {"limits": {"max_list_entries": 0}}}`), "skillfs.defaults.limits.max_list_entries", "is 0", "positive value"},
+		{"list resources zero", f, sfs(`{"defaults": {"limits": {"max_list_resources": 0}}}`), "skillfs.defaults.limits.max_list_resources", "is 0", "positive value"},
+		{"list bytes zero", f, sfs(`{"defaults": {"limits": {"max_list_bytes": "0MiB"}}}`), "skillfs.defaults.limits.max_list_bytes", "is 0", "positive value"},
+		{"list bytes unit", f, sfs(`{"defaults": {"limits": {"max_list_bytes": "32M"}}}`), "skillfs.defaults.limits.max_list_bytes", `unknown unit "M"`, "16MiB"},
 		{"duration bad", f, sfs(`{"defaults": {"limits": {"call_timeout": "30 secs"}}}`), "skillfs.defaults.limits.call_timeout", `"30 secs" is not a duration`, `"30s"`},
 		{"duration negative", f, sfs(`{"defaults": {"limits": {"list_timeout": "-1s"}}}`), "skillfs.defaults.limits.list_timeout", "negative", `"30s"`},
 		{"duration negative ms", f, sfs(`{"defaults": {"limits": {"list_timeout": -5}}}`), "skillfs.defaults.limits.list_timeout", "negative", `"30s"`},

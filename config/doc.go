@@ -38,6 +38,8 @@
 //	        "budget": "512MiB",                     // bytes fetched per server per daemon run
 //	        "max_list_pages": 1000,                 // skills/list pages followed
 //	        "max_list_entries": 100000,             // skills/list entries kept
+//	        "max_list_resources": 100000,           // resources of the skills a listing keeps, in all
+//	        "max_list_bytes": "32MiB",              // bytes of skills/list entries received, in all
 //	        "max_dir_pages": 100,                   // pages per resources/directory/read
 //	        "max_dir_entries": 10000,               // children per directory
 //	        "call_timeout": "30s",                  // each request
@@ -122,6 +124,22 @@
 //     strings ("30s", "1m30s") or integer milliseconds. Every limit must be
 //     positive, except refresh_interval, where 0 turns periodic re-listing
 //     off; bounds cannot be switched off.
+//
+// # Listing caps
+//
+// A skills/list enumeration stops at the first cap it reaches: pages
+// (max_list_pages), entries (max_list_entries, kept or rejected), resources
+// of the kept skills summed over the listing (max_list_resources), bytes of
+// the entries as received (max_list_bytes, kept or rejected), or time
+// (list_timeout). An entry is kept whole or not at all: the one that would
+// cross a cap is dropped with everything after it, and no further page is
+// asked for. The origin then shows what was kept, and status.json and
+// index.json say which cap stopped the listing ("truncated"). The defaults
+// fit a 10,000-skill catalog of a few files each several times over (the
+// benchmark's lists about 40,000 resources in about 9 MB); they exist so
+// that a listing inside every per-skill limit — pages of skills with 512
+// resources each, without end — costs memory in proportion to what is kept
+// (roughly 1–2 KB per kept resource), never the whole machine.
 //
 // # Origin identity
 //

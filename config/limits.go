@@ -13,32 +13,40 @@ import (
 // cannot switch one off, except RefreshInterval, whose zero disables the
 // periodic re-list.
 type Limits struct {
-	MaxFileSize     int64         // per-file hard cap, whatever a server declares; default 16 MiB
-	Budget          int64         // bytes fetched from this server per daemon run; default 512 MiB
-	MaxListPages    int           // skills/list pages followed; default 1000
-	MaxListEntries  int           // skills/list entries kept; default 100000
-	MaxDirPages     int           // pages per resources/directory/read; default 100
-	MaxDirEntries   int           // children per directory; default 10000
-	CallTimeout     time.Duration // each request; default 30s
-	ConnectTimeout  time.Duration // connect + handshake; default 15s
-	ListTimeout     time.Duration // whole skills/list enumeration; default 2m
-	RefreshInterval time.Duration // periodic re-list; default 10m; 0 disables
+	MaxFileSize      int64         // per-file hard cap, whatever a server declares; default 16 MiB
+	Budget           int64         // bytes fetched from this server per daemon run; default 512 MiB
+	MaxListPages     int           // skills/list pages followed; default 1000
+	MaxListEntries   int           // skills/list entries kept; default 100000
+	MaxListResources int           // resources of the kept skills, summed over a listing; default 100000
+	MaxListBytes     int64         // bytes of skills/list entries received, kept or rejected; default 32 MiB
+	MaxDirPages      int           // pages per resources/directory/read; default 100
+	MaxDirEntries    int           // children per directory; default 10000
+	CallTimeout      time.Duration // each request; default 30s
+	ConnectTimeout   time.Duration // connect + handshake; default 15s
+	ListTimeout      time.Duration // whole skills/list enumeration; default 2m
+	RefreshInterval  time.Duration // periodic re-list; default 10m; 0 disables
 }
 
 // DefaultLimits returns the limits an origin has when the config says
 // nothing.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxFileSize:     16 << 20,
-		Budget:          512 << 20,
-		MaxListPages:    1000,
-		MaxListEntries:  100_000,
-		MaxDirPages:     100,
-		MaxDirEntries:   10_000,
-		CallTimeout:     30 * time.Second,
-		ConnectTimeout:  15 * time.Second,
-		ListTimeout:     2 * time.Minute,
-		RefreshInterval: 10 * time.Minute,
+		MaxFileSize:    16 << 20,
+		Budget:         512 << 20,
+		MaxListPages:   1000,
+		MaxListEntries: 100_000,
+		// A 10,000-skill catalog of 3–5 files each (the benchmark's) lists
+		// about 40,000 resources in about 9 MB of entries; these leave room
+		// for 2.5× that many files and descriptions at their 1024-byte limit,
+		// and keep a hostile listing to a few hundred MB of memory.
+		MaxListResources: 100_000,
+		MaxListBytes:     32 << 20,
+		MaxDirPages:      100,
+		MaxDirEntries:    10_000,
+		CallTimeout:      30 * time.Second,
+		ConnectTimeout:   15 * time.Second,
+		ListTimeout:      2 * time.Minute,
+		RefreshInterval:  10 * time.Minute,
 	}
 }
 
@@ -61,6 +69,8 @@ var limitKeys = []struct {
 	{key: "budget", kind: sizeLimit, set: func(l *Limits, v int64) { l.Budget = v }},
 	{key: "max_list_pages", kind: countLimit, set: func(l *Limits, v int64) { l.MaxListPages = int(v) }},
 	{key: "max_list_entries", kind: countLimit, set: func(l *Limits, v int64) { l.MaxListEntries = int(v) }},
+	{key: "max_list_resources", kind: countLimit, set: func(l *Limits, v int64) { l.MaxListResources = int(v) }},
+	{key: "max_list_bytes", kind: sizeLimit, set: func(l *Limits, v int64) { l.MaxListBytes = v }},
 	{key: "max_dir_pages", kind: countLimit, set: func(l *Limits, v int64) { l.MaxDirPages = int(v) }},
 	{key: "max_dir_entries", kind: countLimit, set: func(l *Limits, v int64) { l.MaxDirEntries = int(v) }},
 	{key: "call_timeout", kind: durationLimit, set: func(l *Limits, v int64) { l.CallTimeout = time.Duration(v) }},

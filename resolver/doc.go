@@ -4,9 +4,10 @@
 // An Origin connects over the transport its config names (a stdio command,
 // streamable HTTP, legacy SSE, or an in-process byte stream for the demo),
 // reads the io.modelcontextprotocol/skills extension from the server's
-// capabilities, enumerates skills/list within caps on pages, entries and
-// time, checks every entry with package verify and publishes the result as
-// a Catalog. It re-lists on notifications/resources/list_changed, on a
+// capabilities, enumerates skills/list within caps on pages, entries,
+// resources, bytes and time (an entry is kept whole or not at all; no page
+// is asked for once a cap is reached), checks every entry with package
+// verify and publishes the result as a Catalog. It re-lists on notifications/resources/list_changed, on a
 // timer and on request, and reconnects with backoff when the session ends.
 //
 // Fetch reads one file with resources/read, bounded before it is decoded
@@ -14,6 +15,12 @@
 // session) and charged to the origin's byte budget. Fetch does not verify:
 // the caller checks the bytes against the held entry. GetSkill and ReadDir
 // wrap skills/get and resources/directory/read.
+//
+// The listing's cacheScope (SEP-2549) is read: anything but "public" (or
+// no scope) makes the catalog private. On a mount shared with other users
+// (config.Origin.Shared, from --allow-other) a private catalog is marked
+// Withheld, and a directory read whose result is private fails with
+// ErrPrivate.
 //
 // go-sdk types stay inside this package; callers see skillfs's own types
 // and the error values in errors.go.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,7 +30,18 @@ type Catalog struct {
 	Pinned map[string]bool
 	// TTL is the listing's ttlMs freshness hint, or zero.
 	TTL time.Duration
-	At  time.Time
+	// CacheScope is ScopePrivate when any page of the listing said so
+	// (or named a scope skillfs does not know), else ScopePublic.
+	CacheScope string
+	// Withheld, when set, says why the catalog must not be shown: a
+	// private listing on a mount shared with other users. Skills are still
+	// filled in, so that the catalog can be saved for the mounting user.
+	Withheld string
+	// Resources and Bytes are what the listing cost against the caps:
+	// resources of the kept skills, and bytes of the entries received.
+	Resources int
+	Bytes     int64
+	At        time.Time
 }
 
 // A Rejection is an entry the origin served that skillfs left out.
@@ -60,7 +73,17 @@ func rejection(uri string, err error) Rejection {
 	if r.Reason == "" {
 		r.Reason = verify.Malformed
 	}
+	// A rejection is kept for the index: its size must not be the server's
+	// choice.
+	r.URI, r.Detail = clip(r.URI, verify.MaxURILength), clip(r.Detail, 1024)
 	return r
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // enumerate follows skills/list to its end within the origin's caps, checks
@@ -68,12 +91,11 @@ func rejection(uri string, err error) Rejection {
 func (o *Origin) enumerate(ctx context.Context, cs *mcp.ClientSession) (*Catalog, error) {
 	lctx, cancel := context.WithTimeout(ctx, o.limits.ListTimeout)
 	defer cancel()
-	cat := &Catalog{}
-	byURI := map[string]int{} // canonical uri → index in cat.Skills
-	conflicted := map[string]bool{}
+	cat := &Catalog{CacheScope: ScopePublic}
+	l := &lister{o: o, cat: cat, byURI: map[string]int{}, conflicted: map[string]bool{}}
 	seenCursors := map[string]bool{}
 	cursor := ""
-	entries := 0
+pages:
 	for page := 0; ; page++ {
 		if page >= o.limits.MaxListPages {
 			cat.Truncated = fmt.Sprintf("stopped after %d pages (max_list_pages)", page)
@@ -100,18 +122,23 @@ func (o *Origin) enumerate(ctx context.Context, cs *mcp.ClientSession) (*Catalog
 		if page == 0 && res.TTLMs != nil && *res.TTLMs > 0 {
 			cat.TTL = time.Duration(*res.TTLMs) * time.Millisecond
 		}
-		for _, raw := range res.Skills {
-			if entries >= o.limits.MaxListEntries {
-				break
-			}
-			entries++
-			o.admit(cat, raw, byURI, conflicted)
+		if scopeOf(res.CacheScope) == ScopePrivate {
+			cat.CacheScope = ScopePrivate
 		}
-		if entries >= o.limits.MaxListEntries && (len(res.Skills) > 0 || res.NextCursor != "") {
-			cat.Truncated = fmt.Sprintf("stopped at %d entries (max_list_entries)", entries)
-			break
+		for i, raw := range res.Skills {
+			// Nothing of the page outlives the decoding of its entry.
+			res.Skills[i] = nil
+			if stop := l.admit(raw); stop != "" {
+				cat.Truncated = stop
+				break pages
+			}
 		}
 		if res.NextCursor == "" {
+			break
+		}
+		// A cap reached exactly: no page more is asked for.
+		if stop := l.reached(); stop != "" {
+			cat.Truncated = stop
 			break
 		}
 		if seenCursors[res.NextCursor] {
@@ -124,52 +151,109 @@ func (o *Origin) enumerate(ctx context.Context, cs *mcp.ClientSession) (*Catalog
 	if cat.Truncated != "" {
 		o.log.Warn("skills/list truncated", "op", "list", "err", cat.Truncated)
 	}
-	o.confirmPins(lctx, cat, byURI)
+	o.confirmPins(lctx, l)
+	l.compact()
+	cat.Resources, cat.Bytes = l.resources, l.bytes
+	if cat.CacheScope == ScopePrivate && o.cfg.Shared {
+		cat.Withheld = WithheldReason(len(cat.Skills))
+		o.log.Warn("listing withheld from the shared mount", "op", "list", "err", cat.Withheld)
+	}
 	cat.At = time.Now()
 	return cat, nil
 }
 
-// admit checks one raw entry and adds it to the catalog or its rejections.
-func (o *Origin) admit(cat *Catalog, raw json.RawMessage, byURI map[string]int, conflicted map[string]bool) {
-	s, err := verify.DecodeEntry(raw, o.entries)
-	if err != nil {
-		rej := rejection(rawURI(raw), err)
-		o.log.Warn("skill rejected", "op", "list", "uri", rej.URI, "err", err)
-		cat.Rejected = append(cat.Rejected, rej)
-		return
-	}
-	o.add(cat, s, byURI, conflicted)
+// A lister builds one catalog and counts what it costs against the caps.
+type lister struct {
+	o          *Origin
+	cat        *Catalog
+	byURI      map[string]int // canonical uri → index in cat.Skills
+	conflicted map[string]bool
+	removed    bool // cat.Skills has nil holes (conflicts) to compact
+
+	entries   int   // entries received, kept or rejected
+	bytes     int64 // their bytes, as received
+	resources int   // resources of the kept skills
 }
 
-func (o *Origin) add(cat *Catalog, s *verify.Skill, byURI map[string]int, conflicted map[string]bool) {
+// admit checks one raw entry and adds it to the catalog or its rejections.
+// It returns why the listing stops, or "": the entry that would cross a cap
+// is not kept, so a skill is never kept in part.
+func (l *lister) admit(raw json.RawMessage) string {
+	lim := l.o.limits
+	if l.entries >= lim.MaxListEntries {
+		return fmt.Sprintf("stopped at %d entries (max_list_entries)", l.entries)
+	}
+	if l.bytes+int64(len(raw)) > lim.MaxListBytes {
+		return fmt.Sprintf("stopped at %d bytes of entries (max_list_bytes is %d); the next entry has %d", l.bytes, lim.MaxListBytes, len(raw))
+	}
+	l.entries++
+	l.bytes += int64(len(raw))
+	s, err := verify.DecodeEntry(raw, l.o.entries)
+	if err != nil {
+		rej := rejection(rawURI(raw), err)
+		l.o.log.Warn("skill rejected", "op", "list", "uri", rej.URI, "err", rej.Detail)
+		l.cat.Rejected = append(l.cat.Rejected, rej)
+		return ""
+	}
+	if n := len(s.Files); l.resources+n > lim.MaxListResources {
+		return fmt.Sprintf("stopped at %d resources (max_list_resources is %d); the next skill, %s, lists %d", l.resources, lim.MaxListResources, s.URI, n)
+	}
+	l.add(s)
+	return ""
+}
+
+// reached says which cap the listing has reached exactly, or "".
+func (l *lister) reached() string {
+	lim := l.o.limits
+	switch {
+	case l.entries >= lim.MaxListEntries:
+		return fmt.Sprintf("stopped at %d entries (max_list_entries)", l.entries)
+	case l.bytes >= lim.MaxListBytes:
+		return fmt.Sprintf("stopped at %d bytes of entries (max_list_bytes)", l.bytes)
+	case l.resources >= lim.MaxListResources:
+		return fmt.Sprintf("stopped at %d resources (max_list_resources)", l.resources)
+	}
+	return ""
+}
+
+func (l *lister) add(s *verify.Skill) {
+	o, cat := l.o, l.cat
 	key := s.URI.String()
 	if s.Dynamic && !o.cfg.AllowDynamic {
 		cat.Rejected = append(cat.Rejected, Rejection{URI: key, Reason: ReasonDynamic,
 			Detail: "the server publishes no digests for this skill; set allow_dynamic for this server to show it unverified"})
 		return
 	}
-	if conflicted[key] {
+	if l.conflicted[key] {
 		return
 	}
-	if i, ok := byURI[key]; ok {
+	if i, ok := l.byURI[key]; ok {
 		if sameEntry(cat.Skills[i], s) {
 			return
 		}
-		conflicted[key] = true
-		cat.Skills = append(cat.Skills[:i], cat.Skills[i+1:]...)
-		delete(byURI, key)
-		for k, j := range byURI {
-			if j > i {
-				byURI[k] = j - 1
-			}
-		}
+		// A hole, compacted at the end: removing in place would make a
+		// listing of many conflicts quadratic.
+		l.conflicted[key] = true
+		l.resources -= len(cat.Skills[i].Files)
+		cat.Skills[i] = nil
+		l.removed = true
+		delete(l.byURI, key)
 		cat.Rejected = append(cat.Rejected, Rejection{URI: key, Reason: ReasonConflict,
 			Detail: "the listing carries two different entries for this skill"})
 		o.log.Warn("skill rejected", "op", "list", "uri", key, "err", "two different entries for one skill")
 		return
 	}
-	byURI[key] = len(cat.Skills)
+	l.byURI[key] = len(cat.Skills)
 	cat.Skills = append(cat.Skills, s)
+	l.resources += len(s.Files)
+}
+
+// compact removes the holes conflicts left in cat.Skills.
+func (l *lister) compact() {
+	if l.removed {
+		l.cat.Skills = slices.DeleteFunc(l.cat.Skills, func(s *verify.Skill) bool { return s == nil })
+		l.removed = false
+	}
 }
 
 // sameEntry reports whether two entries for one URI say the same thing.
@@ -195,14 +279,15 @@ func rawURI(raw json.RawMessage) string {
 }
 
 // confirmPins calls skills/get for each pinned URI the listing did not carry.
-func (o *Origin) confirmPins(ctx context.Context, cat *Catalog, byURI map[string]int) {
+func (o *Origin) confirmPins(ctx context.Context, l *lister) {
+	cat := l.cat
 	for _, pin := range o.cfg.Pin {
 		u, err := verify.ParseURI(pin)
 		if err != nil {
 			cat.Rejected = append(cat.Rejected, rejection(pin, err))
 			continue
 		}
-		if _, ok := byURI[u.String()]; ok {
+		if _, ok := l.byURI[u.String()]; ok {
 			continue
 		}
 		s, err := o.GetSkill(ctx, pin)
@@ -215,7 +300,8 @@ func (o *Origin) confirmPins(ctx context.Context, cat *Catalog, byURI map[string
 			o.log.Warn("pinned skill not confirmed", "op", "get", "uri", pin, "err", err)
 			continue
 		}
-		o.add(cat, s, byURI, map[string]bool{})
+		delete(l.conflicted, s.URI.String()) // skills/get settles a conflict
+		l.add(s)
 		if cat.Pinned == nil {
 			cat.Pinned = map[string]bool{}
 		}
@@ -289,6 +375,9 @@ func (o *Origin) ReadDir(ctx context.Context, dir verify.URI) ([]DirChild, error
 			}
 			o.log.Warn("directory read truncated", "op", "readdir", "uri", dir.String(), "err", err)
 			return out, nil
+		}
+		if o.cfg.Shared && scopeOf(res.CacheScope) == ScopePrivate {
+			return nil, fmt.Errorf("directory read %s: %w", dir, ErrPrivate)
 		}
 		for _, raw := range res.Resources {
 			if len(out) >= o.limits.MaxDirEntries {

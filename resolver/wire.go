@@ -28,6 +28,7 @@ type listResult struct {
 	Skills     []json.RawMessage `json:"skills"`
 	NextCursor string            `json:"nextCursor,omitempty"`
 	TTLMs      *int64            `json:"ttlMs,omitempty"`
+	CacheScope string            `json:"cacheScope,omitempty"`
 }
 
 type getParams struct {
@@ -50,6 +51,7 @@ type readDirResult struct {
 	mcp.ResultBase
 	Resources  []json.RawMessage `json:"resources"`
 	NextCursor string            `json:"nextCursor,omitempty"`
+	CacheScope string            `json:"cacheScope,omitempty"`
 }
 
 type dirChild struct {

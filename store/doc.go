@@ -6,7 +6,7 @@
 //
 //	<root>/                              0700, default $XDG_CACHE_HOME/skillfs
 //	  <origin-id>/                       0700, one per origin identity
-//	    catalog.json                     0600, the origin's last held catalog
+//	    catalog.json                     0600, the origin's last held catalog (its format is package vfs's)
 //	    objects/<hex[:2]>/<hex>          0400, a file's bytes, named by its sha256
 //	    .tmp-<random>                    a write in progress (or left by a crash)
 //
@@ -44,6 +44,10 @@
 //     directory or file is removed.
 //   - The root itself must be a real directory owned by the user running
 //     skillfs and not writable by group or others (Open refuses otherwise).
+//
+// A catalog over Options.MaxCatalogSize is refused; the refusal is kept
+// (Origin.CatalogUnsaved) for status.json, so that a catalog a restart
+// will not show is never a silent skip.
 //
 // What this does not cover: catalog.json is only bounded and type-checked,
 // not authenticated. An agent that rewrites it, while the server is down,

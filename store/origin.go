@@ -40,6 +40,9 @@ type Origin struct {
 	// in between finds them even when the memory cache could not.
 	pmu     sync.Mutex
 	pending map[string][]byte
+
+	// unsaved says why the last SaveCatalog failed; nil after a success.
+	unsaved atomic.Pointer[string]
 }
 
 // ID returns the origin's id.
@@ -358,8 +361,29 @@ func (o *Origin) write(h string, b []byte) error {
 
 // SaveCatalog atomically replaces the origin's catalog.json (mode 0600)
 // with data, durably: it is the only copy of what the origin offered when
-// the server is down at the next start.
+// the server is down at the next start. A failure is also kept for
+// CatalogUnsaved.
 func (o *Origin) SaveCatalog(data []byte) error {
+	err := o.saveCatalog(data)
+	if err != nil {
+		msg := err.Error()
+		o.unsaved.Store(&msg)
+	} else {
+		o.unsaved.Store(nil)
+	}
+	return err
+}
+
+// CatalogUnsaved says why the last SaveCatalog failed, or "" when it
+// succeeded (or none was made).
+func (o *Origin) CatalogUnsaved() string {
+	if p := o.unsaved.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+func (o *Origin) saveCatalog(data []byte) error {
 	if o.removed.Load() {
 		return fmt.Errorf("save catalog of %s: %w", o.id, ErrRemoved)
 	}

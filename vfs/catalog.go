@@ -1,11 +1,17 @@
 package vfs
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
+	"github.com/skillfs/skillfs/config"
 	"github.com/skillfs/skillfs/resolver"
 	"github.com/skillfs/skillfs/skill"
 	"github.com/skillfs/skillfs/store"
@@ -16,33 +22,93 @@ import (
 // entries are stored as the server sent them and checked again on load, so
 // a stored catalog an agent tampered with cannot pass as verified: it can
 // only name digests, and bytes are served only when they hash to them.
+//
+// A listing the server marked cacheScope "private" belongs to the
+// credentials it was asked with: it is saved with a fingerprint of them
+// (Credentials) and shown again only under the same ones.
 type savedCatalog struct {
-	Version   int                  `json:"version"`
-	At        time.Time            `json:"at"`
-	Truncated string               `json:"truncated,omitempty"`
-	Entries   []skill.Entry        `json:"entries"`
-	Rejected  []resolver.Rejection `json:"rejected,omitempty"`
+	Version     int                  `json:"version"`
+	At          time.Time            `json:"at"`
+	Truncated   string               `json:"truncated,omitempty"`
+	CacheScope  string               `json:"cache_scope"`
+	Credentials string               `json:"credentials,omitempty"`
+	Entries     []skill.Entry        `json:"entries"`
+	Rejected    []resolver.Rejection `json:"rejected,omitempty"`
 }
 
-const savedCatalogVersion = 1
+// Version 2 records the cache scope; a version 1 catalog, whose scope is
+// unknown, is not shown.
+const savedCatalogVersion = 2
+
+// credentials fingerprints what an origin authenticates with, as far as the
+// config says: its env, its headers and the URL's userinfo. Inherited
+// environment variables are not part of it.
+func credentials(oc config.Origin) string {
+	h := sha256.New()
+	field := func(s string) {
+		var n [binary.MaxVarintLen64]byte
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		h.Write([]byte(s))
+	}
+	field("skillfs credentials v1")
+	for _, m := range []map[string]string{oc.Env, oc.Headers} {
+		field("map")
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			field(k)
+			field(m[k])
+		}
+	}
+	field(userinfo(oc.URL))
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// userinfo returns the user:password@ part of a URL, or "".
+func userinfo(u string) string {
+	_, rest, ok := bytes.Cut([]byte(u), []byte("://"))
+	if !ok {
+		return ""
+	}
+	end := bytes.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if at := bytes.LastIndexByte(rest[:end], '@'); at >= 0 {
+		return string(rest[:at])
+	}
+	return ""
+}
 
 func (o *origin) saveCatalog() {
 	c := o.tree.Load().catalog()
-	sc := savedCatalog{Version: savedCatalogVersion, At: c.At, Truncated: c.Truncated, Rejected: c.Rejected}
+	sc := savedCatalog{Version: savedCatalogVersion, At: c.At, Truncated: c.Truncated, CacheScope: c.CacheScope, Rejected: c.Rejected}
+	if sc.CacheScope == "" {
+		sc.CacheScope = resolver.ScopePublic
+	}
+	if sc.CacheScope == resolver.ScopePrivate {
+		sc.Credentials = credentials(o.cfg)
+	}
+	sc.Entries = make([]skill.Entry, 0, len(c.Skills))
 	for _, s := range c.Skills {
 		sc.Entries = append(sc.Entries, s.Entry)
 	}
-	b, err := json.Marshal(sc)
-	if err != nil {
+	// Without HTML escaping the saved catalog is no larger than the
+	// entries as received (max_list_bytes), so it fits the store's cap.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(sc); err != nil {
 		o.log.Error("saving catalog", "op", "save", "err", err)
 		return
 	}
+	b := buf.Bytes()
 	sum := sha256.Sum256(b)
 	if p := o.catSaved.Load(); p != nil && *p == sum {
 		return
 	}
 	if err := o.store.SaveCatalog(b); err != nil {
-		o.log.Warn("saving catalog", "op", "save", "err", err)
+		// store records it for status.json: a restart with the server
+		// down will not show this catalog.
+		o.log.Warn("catalog not saved; a restart with the server down will not show it", "op", "save", "err", err)
 		return
 	}
 	o.catSaved.Store(&sum)
@@ -59,11 +125,23 @@ func (o *origin) loadSaved() {
 		return
 	}
 	var sc savedCatalog
-	if err := json.Unmarshal(b, &sc); err != nil || sc.Version != savedCatalogVersion {
+	if err := json.Unmarshal(b, &sc); err != nil {
 		o.log.Warn("ignoring unreadable saved catalog", "op", "load", "err", err)
 		return
 	}
-	cat := &resolver.Catalog{At: sc.At, Truncated: sc.Truncated, Rejected: sc.Rejected}
+	if sc.Version != savedCatalogVersion {
+		o.log.Info("ignoring a saved catalog of another skillfs version", "op", "load", "version", sc.Version)
+		return
+	}
+	scope := resolver.ScopePublic
+	if sc.CacheScope != resolver.ScopePublic {
+		scope = resolver.ScopePrivate
+	}
+	if scope == resolver.ScopePrivate && sc.Credentials != credentials(o.cfg) {
+		o.log.Info("not showing the saved catalog: it is private to other credentials", "op", "load")
+		return
+	}
+	cat := &resolver.Catalog{At: sc.At, Truncated: sc.Truncated, Rejected: sc.Rejected, CacheScope: scope}
 	opts := verify.EntryOptions{Strict: o.cfg.Strict, MaxFileSize: o.cfg.Limits.MaxFileSize}
 	for _, e := range sc.Entries {
 		s, err := verify.CheckEntry(e, opts)
@@ -75,6 +153,11 @@ func (o *origin) loadSaved() {
 			continue
 		}
 		cat.Skills = append(cat.Skills, s)
+		cat.Resources += len(s.Files)
+	}
+	if scope == resolver.ScopePrivate && o.cfg.Shared {
+		cat.Withheld = resolver.WithheldReason(len(cat.Skills))
+		o.log.Warn("saved listing withheld from the shared mount", "op", "load", "err", cat.Withheld)
 	}
 	sum := sha256.Sum256(b)
 	o.catSaved.Store(&sum)

@@ -26,6 +26,17 @@
 // retried once against it. Anything else fails the read with a *ReadError
 // naming the reason, which index.json also shows.
 //
+// Listings. An origin whose listing a cap cut short shows what was kept;
+// status.json ("truncated", "list_resources", "list_bytes") and index.json
+// ("truncated", by origin) say why. A listing the server marked
+// cacheScope "private" is saved with a fingerprint of the origin's
+// credentials (env, headers, URL userinfo) and shown again after a restart
+// only under the same ones. On a mount shared with other users
+// (--allow-other) a private catalog is withheld: the origin's directory is
+// empty, index.json names none of its skills, and status.json and
+// index.json ("withheld") say why. The catalog is still saved for the
+// mounting user.
+//
 // Nothing is fetched ahead of need: Stat, ReadDir and Open never read a
 // file; only the first read does.
 package vfs

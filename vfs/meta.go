@@ -145,6 +145,13 @@ type SkillInfo struct {
 type Index struct {
 	Note   string      `json:"note"`
 	Skills []SkillInfo `json:"skills"`
+	// Truncated names the origins whose listing a cap cut short, and why:
+	// they may serve skills that are not listed here.
+	Truncated map[string]string `json:"truncated,omitempty"`
+	// Withheld names the origins whose catalog is not shown, and why (a
+	// private listing on a mount shared with other users); their skills
+	// are not named here either.
+	Withheld map[string]string `json:"withheld,omitempty"`
 }
 
 const indexNote = "Skills served by MCP servers and verified by skillfs. Each is untrusted input from the origin named; a name is not an identity: refer to skills by path."
@@ -156,6 +163,18 @@ func (f *FS) Index() Index {
 	for _, label := range f.labels {
 		o := f.origins[label]
 		t := o.tree.Load()
+		if t.truncated != "" {
+			if idx.Truncated == nil {
+				idx.Truncated = map[string]string{}
+			}
+			idx.Truncated[label] = t.truncated
+		}
+		if t.withheld != "" {
+			if idx.Withheld == nil {
+				idx.Withheld = map[string]string{}
+			}
+			idx.Withheld[label] = t.withheld
+		}
 		o.mu.Lock()
 		for _, sn := range t.skills {
 			idx.Skills = append(idx.Skills, o.skillInfo(t, sn))
@@ -248,24 +267,35 @@ func (o *origin) skillInfo(t *tree, sn *skillNode) SkillInfo {
 
 // OriginStatus is one origin in status.json.
 type OriginStatus struct {
-	Label         string    `json:"label"`
-	ID            string    `json:"id"`
-	Transport     string    `json:"transport"`
-	State         string    `json:"state"`
-	Protocol      string    `json:"protocol,omitempty"`
-	ServerName    string    `json:"server_name,omitempty"`
-	DirectoryRead bool      `json:"directory_read"`
-	Catalog       string    `json:"catalog"` // "live", "saved" or "none"
-	Skills        int       `json:"skills"`
-	Rejected      int       `json:"rejected"`
-	Truncated     string    `json:"truncated,omitempty"`
-	ListedAt      time.Time `json:"listed_at,omitzero"`
-	BytesFetched  int64     `json:"bytes_fetched"`
-	Budget        int64     `json:"budget"`
-	Reads         int64     `json:"reads"`
-	FailedReads   int       `json:"failed_reads"`
-	LastError     string    `json:"last_error,omitempty"`
-	LastErrorAt   time.Time `json:"last_error_at,omitzero"`
+	Label         string `json:"label"`
+	ID            string `json:"id"`
+	Transport     string `json:"transport"`
+	State         string `json:"state"`
+	Protocol      string `json:"protocol,omitempty"`
+	ServerName    string `json:"server_name,omitempty"`
+	DirectoryRead bool   `json:"directory_read"`
+	Catalog       string `json:"catalog"` // "live", "saved" or "none"
+	Skills        int    `json:"skills"`
+	Rejected      int    `json:"rejected"`
+	Truncated     string `json:"truncated,omitempty"`
+	// ListResources and ListBytes are what the listing cost against
+	// max_list_resources and max_list_bytes.
+	ListResources int   `json:"list_resources"`
+	ListBytes     int64 `json:"list_bytes"`
+	// CacheScope is the listing's cacheScope, "public" or "private".
+	CacheScope string `json:"cache_scope,omitempty"`
+	// Withheld says why the catalog is not shown on this mount.
+	Withheld string `json:"withheld,omitempty"`
+	// CatalogUnsaved says why the catalog could not be saved: a restart
+	// with the server down will not show it.
+	CatalogUnsaved string    `json:"catalog_unsaved,omitempty"`
+	ListedAt       time.Time `json:"listed_at,omitzero"`
+	BytesFetched   int64     `json:"bytes_fetched"`
+	Budget         int64     `json:"budget"`
+	Reads          int64     `json:"reads"`
+	FailedReads    int       `json:"failed_reads"`
+	LastError      string    `json:"last_error,omitempty"`
+	LastErrorAt    time.Time `json:"last_error_at,omitzero"`
 }
 
 // Status is the content of .skillfs/status.json.
@@ -302,7 +332,9 @@ func (f *FS) Status() Status {
 			Label: label, ID: o.id, Transport: kind, State: string(rs.State),
 			Protocol: rs.Protocol, ServerName: rs.ServerName, DirectoryRead: rs.DirectoryRead,
 			Catalog: t.source, Skills: len(t.skills), Rejected: len(t.rejected), Truncated: t.truncated,
-			ListedAt: rs.ListedAt, BytesFetched: rs.BytesFetched, Budget: rs.Budget, Reads: rs.Reads,
+			ListResources: t.resources, ListBytes: t.bytes, CacheScope: t.scope, Withheld: t.withheld,
+			CatalogUnsaved: o.store.CatalogUnsaved(),
+			ListedAt:       rs.ListedAt, BytesFetched: rs.BytesFetched, Budget: rs.Budget, Reads: rs.Reads,
 			LastError: rs.LastError, LastErrorAt: rs.LastErrorAt,
 		}
 		o.mu.Lock()
@@ -358,6 +390,11 @@ func (f *FS) indexMarkdown() []byte {
 		}
 		if n == 0 {
 			b.WriteString("(no skills)\n")
+		}
+		if t := f.origins[label].tree.Load(); t.withheld != "" {
+			fmt.Fprintf(&b, "\nNot shown: %s\n", mdEscape(t.withheld))
+		} else if t.truncated != "" {
+			fmt.Fprintf(&b, "\nThe listing was cut short (%s): this server may have more skills.\n", mdEscape(t.truncated))
 		}
 	}
 	return b.Bytes()

@@ -31,6 +31,15 @@ type tree struct {
 	truncated    string
 	source       string // "live" or "saved"
 	at           time.Time
+	// scope is the listing's cacheScope; resources and bytes what it cost
+	// against the listing caps.
+	scope     string
+	resources int
+	bytes     int64
+	// withheld, when set, says why the catalog is not shown (a private
+	// listing on a shared mount); held keeps it for saving and rebuilding.
+	withheld string
+	held     *resolver.Catalog
 }
 
 type node struct {
@@ -121,6 +130,15 @@ func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, n
 		truncated: cat.Truncated,
 		source:    source,
 		at:        cat.At,
+		scope:     cat.CacheScope,
+		resources: cat.Resources,
+		bytes:     cat.Bytes,
+	}
+	if cat.Withheld != "" {
+		// Not one name of a private listing reaches a shared mount: no
+		// skill, no rejection, no directory.
+		t.withheld, t.held, t.rejected = cat.Withheld, cat, nil
+		return t
 	}
 	t.rejectedDirs = map[string]bool{}
 	for _, r := range cat.Rejected {
@@ -283,7 +301,11 @@ func (t *tree) skillAt(p string) *skillNode {
 // catalog returns the skills of the tree as a catalog, for rebuilding it
 // with one entry replaced and for saving it.
 func (t *tree) catalog() *resolver.Catalog {
-	c := &resolver.Catalog{Truncated: t.truncated, At: t.at}
+	if t.held != nil {
+		c := *t.held
+		return &c
+	}
+	c := &resolver.Catalog{Truncated: t.truncated, At: t.at, CacheScope: t.scope, Resources: t.resources, Bytes: t.bytes}
 	for _, sn := range t.skills {
 		c.Skills = append(c.Skills, sn.s)
 		if sn.source == "pin" {

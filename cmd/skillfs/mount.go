@@ -147,6 +147,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		return err
 	}
 	defer stopDemo()
+	cfg.SetShared(opts.allowOther) // a private listing is not shown to other users
 
 	root := opts.cacheDir
 	if root == "" {

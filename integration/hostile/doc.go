@@ -91,6 +91,13 @@
 // with the honest entries; after the catalog, a page whose "skills" is an
 // object. no-extension: no extension declared, skills/* are -32601.
 // die-after-list: the first resources/read kills the server unanswered.
+// heavy-list (not in Modes(); see ModeHeavyList): after the catalog,
+// endless pages of Heavy.Entries heavy-N skills, each inside every
+// per-skill limit (Heavy.Resources resources of Heavy.URILength-byte URIs,
+// Heavy.DescriptionLength-byte descriptions) and readable.
+//
+// In the 2026-07-28 protocol list, directory-read and read results carry
+// ttlMs 0 and cacheScope Options.CacheScope ("private" by default).
 //
 // # Dying
 //

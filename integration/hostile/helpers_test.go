@@ -50,6 +50,7 @@ type listResult struct {
 	Skills     json.RawMessage `json:"skills"`
 	NextCursor string          `json:"nextCursor,omitempty"`
 	TTLMs      *int            `json:"ttlMs,omitempty"`
+	CacheScope string          `json:"cacheScope,omitempty"`
 }
 
 type getParams struct {

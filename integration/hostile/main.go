@@ -28,6 +28,10 @@ const (
 	EnvState     = "SKILLFS_HOSTILE_STATE"
 	EnvAccessLog = "SKILLFS_HOSTILE_ACCESS_LOG"
 	EnvPageSize  = "SKILLFS_HOSTILE_PAGE_SIZE"
+	// EnvHeavy is Options.Heavy as "ENTRIES,RESOURCES,URI_LENGTH,DESCRIPTION_LENGTH"
+	// (0 for a default).
+	EnvHeavy      = "SKILLFS_HOSTILE_HEAVY"
+	EnvCacheScope = "SKILLFS_HOSTILE_CACHE_SCOPE"
 	// EnvHTTP, when set, is the address to serve streamable HTTP on
 	// (127.0.0.1:0 for any free port) instead of stdio.
 	EnvHTTP = "SKILLFS_HOSTILE_HTTP"
@@ -47,13 +51,16 @@ func (o Options) Environ() []string {
 	if o.Fixtures != nil {
 		env = append(env, EnvFixtures+"="+strings.Join(o.Fixtures, ","))
 	}
-	for _, kv := range [][2]string{{EnvMode, o.Mode}, {EnvVariant, o.Variant}, {EnvState, o.StateFile}, {EnvAccessLog, o.AccessLog}} {
+	for _, kv := range [][2]string{{EnvMode, o.Mode}, {EnvVariant, o.Variant}, {EnvState, o.StateFile}, {EnvAccessLog, o.AccessLog}, {EnvCacheScope, o.CacheScope}} {
 		if kv[1] != "" {
 			env = append(env, kv[0]+"="+kv[1])
 		}
 	}
 	if o.PageSize > 0 {
 		env = append(env, EnvPageSize+"="+strconv.Itoa(o.PageSize))
+	}
+	if h := o.Heavy; h != (Heavy{}) {
+		env = append(env, fmt.Sprintf("%s=%d,%d,%d,%d", EnvHeavy, h.Entries, h.Resources, h.URILength, h.DescriptionLength))
 	}
 	return env
 }
@@ -96,6 +103,14 @@ func optionsFromEnv(getenv func(string) (string, bool)) (Options, string, error)
 			return o, "", fmt.Errorf("%s=%q: want a positive number", EnvPageSize, v)
 		}
 		o.PageSize = n
+	}
+	o.CacheScope, _ = getenv(EnvCacheScope)
+	if v, ok := getenv(EnvHeavy); ok && v != "" {
+		var h Heavy
+		if n, err := fmt.Sscanf(v, "%d,%d,%d,%d", &h.Entries, &h.Resources, &h.URILength, &h.DescriptionLength); err != nil || n != 4 {
+			return o, "", fmt.Errorf("%s=%q: want ENTRIES,RESOURCES,URI_LENGTH,DESCRIPTION_LENGTH", EnvHeavy, v)
+		}
+		o.Heavy = h
 	}
 	addr, _ := getenv(EnvHTTP)
 	return o, addr, nil

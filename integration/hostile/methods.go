@@ -141,7 +141,7 @@ func (s *Server) listSkills(_ context.Context, _ *mcp.ServerSession, p *listPara
 	res := &listResult{Skills: page, NextCursor: next}
 	if newProtocol(p.Meta) {
 		zero := 0
-		res.ResultType, res.TTLMs, res.CacheScope = "complete", &zero, "private"
+		res.ResultType, res.TTLMs, res.CacheScope = "complete", &zero, s.cacheScope()
 	}
 	return res, nil
 }
@@ -180,6 +180,8 @@ func (s *Server) listPage(cursor string) (json.RawMessage, string, error) {
 			next = "bulk"
 		case s.opts.Mode == ModeMalformedList:
 			next = "malformed:object"
+		case s.opts.Mode == ModeHeavyList:
+			next = "heavy:1"
 		}
 		return joinArray(entries), next, nil
 	case strings.HasPrefix(cursor, "endless:") && s.opts.Mode == ModeEndlessList:
@@ -192,6 +194,12 @@ func (s *Server) listPage(cursor string) (json.RawMessage, string, error) {
 			marshalEntry(generatedSkill("endless", 2*k-1).entry(false)),
 		}
 		return joinArray(entries), "endless:" + strconv.Itoa(k+1), nil
+	case strings.HasPrefix(cursor, "heavy:") && s.opts.Mode == ModeHeavyList:
+		k, err := strconv.Atoi(strings.TrimPrefix(cursor, "heavy:"))
+		if err != nil || k <= 0 || k > 1e6 {
+			return bad()
+		}
+		return s.heavyPage(k), "heavy:" + strconv.Itoa(k+1), nil
 	case cursor == "bulk" && s.opts.Mode == ModeHugeListPage:
 		s.log.Info("misbehaving", "op", methodList, "err", "a huge page")
 		return bulkPage(), "", nil
@@ -313,7 +321,7 @@ func (s *Server) readDir(_ context.Context, _ *mcp.ServerSession, p *readDirPara
 	}
 	if newProtocol(p.Meta) {
 		zero := 0
-		res.ResultType, res.TTLMs, res.CacheScope = "complete", &zero, "private"
+		res.ResultType, res.TTLMs, res.CacheScope = "complete", &zero, s.cacheScope()
 	}
 	return res, nil
 }
@@ -362,7 +370,7 @@ func (s *Server) readResource(ctx context.Context, p *mcp.ReadResourceParams) (m
 	res := &readResult{}
 	if newProtocol(p.Meta) {
 		zero := 0
-		res.ResultType, res.TTLMs, res.CacheScope = "complete", &zero, "private"
+		res.ResultType, res.TTLMs, res.CacheScope = "complete", &zero, s.cacheScope()
 	}
 	if s.opts.Mode == ModeDieAfterList {
 		res.Meta = mcp.Meta{dieKey: dieNow}
@@ -371,8 +379,12 @@ func (s *Server) readResource(ctx context.Context, p *mcp.ReadResourceParams) (m
 	}
 	f := s.files[uri]
 	if f == nil {
-		if d := s.generatedFor(uri); d != nil && d.uri == uri {
-			f = d.files[0]
+		if d := s.generatedFor(uri); d != nil {
+			for _, df := range d.files {
+				if df.uri == uri {
+					f = df
+				}
+			}
 		}
 	}
 	if f == nil {
@@ -438,4 +450,15 @@ func (s *Server) readResource(ctx context.Context, p *mcp.ReadResourceParams) (m
 	}
 	res.Contents = []json.RawMessage{contents(uri, b)}
 	return res, nil
+}
+
+// cacheScope is the cacheScope results carry (Options.CacheScope).
+func (s *Server) cacheScope() string {
+	switch s.opts.CacheScope {
+	case "":
+		return "private"
+	case "none":
+		return ""
+	}
+	return s.opts.CacheScope
 }

@@ -42,7 +42,7 @@ const HugeListPageSize = 30 << 20
 
 // Generated skills: endless-N in endless-list mode (any N), bulk-N in
 // huge-list-page mode (N < bulkCount). Each is one honest SKILL.md.
-var generatedName = regexp.MustCompile(`^(endless|bulk)-(0|[1-9][0-9]{0,8})$`)
+var generatedName = regexp.MustCompile(`^(endless|bulk|heavy)-(0|[1-9][0-9]{0,8})$`)
 
 const (
 	// bulkDescription is the length of a bulk skill's description, near
@@ -79,6 +79,8 @@ func (s *Server) generatedFor(uri string) *skillDef {
 	switch {
 	case m[1] == "endless" && s.opts.Mode == ModeEndlessList:
 	case m[1] == "bulk" && s.opts.Mode == ModeHugeListPage && n < bulkCount:
+	case m[1] == "heavy" && s.opts.Mode == ModeHeavyList:
+		return heavySkill(s.opts.Heavy.withDefaults(), n)
 	default:
 		return nil
 	}

@@ -29,8 +29,16 @@ type Options struct {
 	// Fixtures(), an empty non-nil slice none. HonestA and HonestB are
 	// always served.
 	Fixtures []string
-	// Mode is one server-wide behaviour (Modes()), or "" for none.
+	// Mode is one server-wide behaviour (Modes() or ModeHeavyList), or ""
+	// for none.
 	Mode string
+	// Heavy shapes the pages of ModeHeavyList.
+	Heavy Heavy
+	// CacheScope is the cacheScope of skills/list, directory-read and
+	// resources/read results in the 2026-07-28 protocol: "" means
+	// "private" (a hostile server presumes the worst), "none" leaves it
+	// out.
+	CacheScope string
 	// Variant is embedded in same-uri-other-origin's content, so that two
 	// instances serve different bytes under one URI; "" is "default".
 	Variant string
@@ -86,7 +94,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Exit == nil {
 		opts.Exit = os.Exit
 	}
-	if opts.Mode != "" && !slices.Contains(Modes(), opts.Mode) {
+	if opts.Mode != "" && opts.Mode != ModeHeavyList && !slices.Contains(Modes(), opts.Mode) {
 		return nil, fmt.Errorf("hostile: unknown mode %q (want one of %s)", opts.Mode, strings.Join(Modes(), ", "))
 	}
 	names := opts.Fixtures
