@@ -1,8 +1,9 @@
 // Package config loads the MCP servers skillfs mounts and skillfs's own
 // per-origin options, and owns the placement rule for the mount and the
 // store (DESIGN.md rule 9). It does no I/O beyond reading the one file
-// (DefaultPath stats, CheckPlacement lstats and reads links), starts
-// nothing and logs nothing, so it has no Options or Logger; every problem
+// (DefaultPath stats, CheckPlacement lstats and reads links, Homes reads
+// the user database), starts nothing and logs nothing, so it has no
+// Options or Logger; every problem
 // is returned as an error that names the file, the key and the fix:
 // "<file>: <key>: <what is wrong>; <what to change>".
 //
@@ -133,10 +134,32 @@
 //
 // # Placement
 //
-// CheckPlacement refuses a mount or store path that is, or is inside, a
-// filesystem-skill discovery path: ~/.claude, ~/.agents, ~/.config/agents,
-// ~/.cursor, ~/.copilot, ~/.codex, ~/.gemini, ~/.config/opencode,
-// ~/.config/goose, ~/.windsurf, ~/.codeium, /etc/codex, or any folder named
-// skills or .skills. Agents load skills from those as local, trusted files;
-// MCP-served skills must stay distinguishable (SEP-2640 cache isolation).
+// CheckPlacement and CheckMountPlacement refuse a mountpoint, a server's
+// directory under it (mountpoint/<label>) or a store path that is, or is
+// inside, a filesystem-skill discovery path. Agents load skills, commands,
+// rules and hooks from those as local, trusted files; MCP-served skills
+// must stay distinguishable (SEP-2640 cache isolation). Refused are:
+//
+//   - these folders under the home directory and, since agents look in the
+//     working directory and its parents, at any depth in a project:
+//     .claude (Claude Code: skills/, commands/, agents/, settings, hooks),
+//     .agents (.agents/skills: Codex and others), .config/agents,
+//     .cursor, .copilot, .github (Copilot: skills/, prompts/,
+//     instructions/, agents/), .codex, .gemini, .qwen, .opencode,
+//     .config/opencode, .config/goose, .windsurf, .codeium, .continue,
+//     .roo, .clinerules, .kiro, .amazonq — so a skills/ or commands/
+//     folder inside any of them is refused with it;
+//   - /etc/codex, /etc/claude-code and, on macOS,
+//     /Library/Application Support/ClaudeCode;
+//   - any folder named skills or .skills.
+//
+// Names are compared without regard to case. Symlinks in the existing part
+// of a path are resolved, and so are those of the home's and the system's
+// folders, so neither a link into ~/.claude nor a ~/.claude that is a link
+// elsewhere gets through. The home directories are $HOME and the current
+// user's entry in the user database (both, when they differ; the latter
+// alone when HOME is unset). The lists are AgentFolders, SystemAgentFolders
+// and SkillsFolderNames. Each refusal names the path, the folder it falls
+// in, who reads that folder, and what to change (another directory, or
+// another label).
 package config

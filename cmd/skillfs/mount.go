@@ -137,8 +137,8 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err != nil {
 		return usageError(err)
 	}
-	home, _ := os.UserHomeDir()
-	if err := config.CheckPlacement(mnt, home); err != nil {
+	homes := config.Homes()
+	if err := config.CheckPlacement(mnt, homes...); err != nil {
 		return usageError(fmt.Errorf("refusing mountpoint: %w", err))
 	}
 
@@ -147,6 +147,13 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		return err
 	}
 	defer stopDemo()
+	var labels []string
+	for _, o := range cfg.Origins {
+		labels = append(labels, o.Label)
+	}
+	if err := config.CheckMountPlacement(mnt, labels, homes...); err != nil {
+		return usageError(fmt.Errorf("refusing mountpoint: %w", err))
+	}
 
 	root := opts.cacheDir
 	if root == "" {
@@ -157,7 +164,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if root, err = filepath.Abs(root); err != nil {
 		return usageError(err)
 	}
-	if err := config.CheckPlacement(root, home); err != nil {
+	if err := config.CheckPlacement(root, homes...); err != nil {
 		return usageError(fmt.Errorf("refusing cache directory: %w", err))
 	}
 	if within(root, mnt) {
