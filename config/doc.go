@@ -126,11 +126,22 @@
 //
 // # Origin identity
 //
-// Origin.ID is the label plus a fingerprint of where the server is (kind,
-// command, args and cwd, or URL), so the store never shows bytes fetched
-// from one server under a label since re-pointed at another. Env and
-// headers are not part of it; a secret given in args or in the URL is,
-// and rotating it costs a re-fetch, never a wrong byte.
+// Origin.ID names the origin's directory in the store: the label, '-', and
+// a 16-hex-digit fingerprint of everything that decides which server the
+// label reaches — kind; command, args, cwd and env (stdio); URL with its
+// userinfo and query, and headers (http, sse). Changing any of them, a
+// rotated token included, starts the origin afresh (a re-fetch, never a
+// wrong byte): a label re-pointed by a new env value or header never shows
+// the old server's saved catalog or bytes. Because those inputs hold
+// secrets and the ID is on disk and in status.json, the fingerprint is
+// PBKDF2-HMAC-SHA256 (2^16 iterations) salted with the store's random
+// 32-byte identity key (store.IdentityKey, <cache>/.identity-key, 0600),
+// set with Config.SetIdentityKey. Whoever can list the cache or read
+// status.json but not the key learns nothing; whoever also has the key (a
+// copy of the whole cache directory) pays the iterations per guess at a
+// short token. An HMAC alone would make guesses as cheap as sha256; a slow
+// hash alone, unsalted, would let one precomputation serve every host.
+// The cost is some tens of milliseconds per origin at start-up.
 //
 // # Placement
 //

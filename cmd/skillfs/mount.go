@@ -182,6 +182,13 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		return fmt.Errorf("open cache: %w", err)
 	}
 	defer st.Close() // waits for disk writes under way
+	// Origin ids (store directory names) are keyed with the store's key so
+	// that they reveal nothing of the env values and headers they cover.
+	idKey, err := st.IdentityKey()
+	if err != nil {
+		return fmt.Errorf("open cache: %w", err)
+	}
+	cfg.SetIdentityKey(idKey)
 
 	if err := prepareMountpoint(mnt, log); err != nil {
 		return &exitError{code: exitMount, err: err}
