@@ -2,9 +2,6 @@ package config
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -74,6 +71,9 @@ type Origin struct {
 	// shared with other users (--allow-other), so a listing the server
 	// marks cacheScope "private" (SEP-2549) is withheld from it.
 	Shared bool
+
+	// idKey keys ID's fingerprint; Config.SetIdentityKey sets it.
+	idKey []byte
 }
 
 // SetShared marks every origin as mounted for other users too
@@ -82,51 +82,6 @@ func (c *Config) SetShared(shared bool) {
 	for i := range c.Origins {
 		c.Origins[i].Shared = shared
 	}
-}
-
-// ID is the origin's store identity: Label + "-" + the first 16 hex
-// characters of a sha256 over the kind and the command, args and working
-// directory (stdio) or the URL (http, sse). Env and headers are left out:
-// they hold secrets and rotate, and a rotated token is still the same
-// server. A label re-pointed at another server gets another ID, so bytes
-// stored for one server are never shown under another.
-//
-// The working directory is included because `python server.py` in two
-// directories is two servers. The URL is taken without its userinfo (a
-// credential) and fragment (never sent), with scheme and host lower-cased.
-func (o Origin) ID() string {
-	h := sha256.New()
-	field := func(s string) {
-		var n [binary.MaxVarintLen64]byte
-		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-		h.Write([]byte(s))
-	}
-	field("skillfs origin v1")
-	field(string(o.Kind))
-	switch o.Kind {
-	case Stdio:
-		field(o.Command)
-		field(fmt.Sprint(len(o.Args)))
-		for _, a := range o.Args {
-			field(a)
-		}
-		field(o.Cwd)
-	default:
-		field(canonicalURL(o.URL))
-	}
-	return o.Label + "-" + hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-func canonicalURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
-	u.User = nil
-	u.Fragment, u.RawFragment = "", ""
-	u.Scheme = strings.ToLower(u.Scheme)
-	u.Host = strings.ToLower(u.Host)
-	return u.String()
 }
 
 // DefaultPath returns $XDG_CONFIG_HOME/skillfs/config.json (~/.config when

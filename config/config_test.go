@@ -630,11 +630,19 @@ func TestID(t *testing.T) {
 		a, b Origin
 		same bool
 	}{
-		{"env rotates", base, with(base, func(o *Origin) { o.Env = map[string]string{"TOKEN": "b"} }), true},
+		{"env value", base, with(base, func(o *Origin) { o.Env = map[string]string{"TOKEN": "b"} }), false},
+		{"env added", base, with(base, func(o *Origin) { o.Env = map[string]string{"TOKEN": "a", "DIR": "/b"} }), false},
+		{"env removed", base, with(base, func(o *Origin) { o.Env = nil }), false},
+		{"env name", base, with(base, func(o *Origin) { o.Env = map[string]string{"TOKEN2": "a"} }), false},
+		{"env name and value run together", base, with(base, func(o *Origin) { o.Env = map[string]string{"TOKE": "Na"} }), false},
+		{"env same", base, with(base, func(o *Origin) { o.Env = map[string]string{"TOKEN": "a"} }), true},
 		{"options change", base, with(base, func(o *Origin) { o.Strict, o.AllowDynamic, o.Pin = true, true, []string{"x"} }), true},
 		{"limits change", base, with(base, func(o *Origin) { o.Limits.Budget = 1 }), true},
-		{"headers rotate", web, with(web, func(o *Origin) { o.Headers = nil }), true},
-		{"url userinfo", web, with(web, func(o *Origin) { o.URL = "https://user:pw@mcp.acme.example/mcp" }), true},
+		{"header value", web, with(web, func(o *Origin) { o.Headers = map[string]string{"Authorization": "Bearer b"} }), false},
+		{"headers removed", web, with(web, func(o *Origin) { o.Headers = nil }), false},
+		{"header added", web, with(web, func(o *Origin) { o.Headers = map[string]string{"Authorization": "Bearer a", "X-Tenant": "b"} }), false},
+		{"header name case", web, with(web, func(o *Origin) { o.Headers = map[string]string{"authorization": "Bearer a"} }), true},
+		{"url userinfo", web, with(web, func(o *Origin) { o.URL = "https://user:pw@mcp.acme.example/mcp" }), false},
 		{"url fragment", web, with(web, func(o *Origin) { o.URL = "https://mcp.acme.example/mcp#x" }), true},
 		{"url host case", web, with(web, func(o *Origin) { o.URL = "HTTPS://MCP.Acme.example/mcp" }), true},
 		{"label", base, with(base, func(o *Origin) { o.Label = "other" }), false},
@@ -654,13 +662,15 @@ func TestID(t *testing.T) {
 		}
 	}
 	// Pinned value: the store keys directories by it, so a change to the
-	// hash input would orphan every user's store. Change it only on purpose.
+	// hash input would orphan every user's store. Change it only on purpose
+	// (v2 added env, headers and userinfo, and the store's key).
+	web.idKey = []byte("0123456789abcdef0123456789abcdef")
 	if got, want := web.ID(), pinnedWebID; got != want {
 		t.Errorf("web.ID() = %s, want %s", got, want)
 	}
 }
 
-const pinnedWebID = "acme-43d8129bf090d82e"
+const pinnedWebID = "acme-267a89cff37b5455"
 
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()

@@ -1,8 +1,9 @@
 // Package config loads the MCP servers skillfs mounts and skillfs's own
 // per-origin options, and owns the placement rule for the mount and the
 // store (DESIGN.md rule 9). It does no I/O beyond reading the one file
-// (DefaultPath stats, CheckPlacement lstats and reads links), starts
-// nothing and logs nothing, so it has no Options or Logger; every problem
+// (DefaultPath stats, CheckPlacement lstats and reads links, Homes reads
+// the user database), starts nothing and logs nothing, so it has no
+// Options or Logger; every problem
 // is returned as an error that names the file, the key and the fix:
 // "<file>: <key>: <what is wrong>; <what to change>".
 //
@@ -143,18 +144,51 @@
 //
 // # Origin identity
 //
-// Origin.ID is the label plus a fingerprint of where the server is (kind,
-// command, args and cwd, or URL), so the store never shows bytes fetched
-// from one server under a label since re-pointed at another. Env and
-// headers are not part of it; a secret given in args or in the URL is,
-// and rotating it costs a re-fetch, never a wrong byte.
+// Origin.ID names the origin's directory in the store: the label, '-', and
+// a 16-hex-digit fingerprint of everything that decides which server the
+// label reaches — kind; command, args, cwd and env (stdio); URL with its
+// userinfo and query, and headers (http, sse). Changing any of them, a
+// rotated token included, starts the origin afresh (a re-fetch, never a
+// wrong byte): a label re-pointed by a new env value or header never shows
+// the old server's saved catalog or bytes. Because those inputs hold
+// secrets and the ID is on disk and in status.json, the fingerprint is
+// PBKDF2-HMAC-SHA256 (2^16 iterations) salted with the store's random
+// 32-byte identity key (store.IdentityKey, <cache>/.identity-key, 0600),
+// set with Config.SetIdentityKey. Whoever can list the cache or read
+// status.json but not the key learns nothing; whoever also has the key (a
+// copy of the whole cache directory) pays the iterations per guess at a
+// short token. An HMAC alone would make guesses as cheap as sha256; a slow
+// hash alone, unsalted, would let one precomputation serve every host.
+// The cost is some tens of milliseconds per origin at start-up.
 //
 // # Placement
 //
-// CheckPlacement refuses a mount or store path that is, or is inside, a
-// filesystem-skill discovery path: ~/.claude, ~/.agents, ~/.config/agents,
-// ~/.cursor, ~/.copilot, ~/.codex, ~/.gemini, ~/.config/opencode,
-// ~/.config/goose, ~/.windsurf, ~/.codeium, /etc/codex, or any folder named
-// skills or .skills. Agents load skills from those as local, trusted files;
-// MCP-served skills must stay distinguishable (SEP-2640 cache isolation).
+// CheckPlacement and CheckMountPlacement refuse a mountpoint, a server's
+// directory under it (mountpoint/<label>) or a store path that is, or is
+// inside, a filesystem-skill discovery path. Agents load skills, commands,
+// rules and hooks from those as local, trusted files; MCP-served skills
+// must stay distinguishable (SEP-2640 cache isolation). Refused are:
+//
+//   - these folders under the home directory and, since agents look in the
+//     working directory and its parents, at any depth in a project:
+//     .claude (Claude Code: skills/, commands/, agents/, settings, hooks),
+//     .agents (.agents/skills: Codex and others), .config/agents,
+//     .cursor, .copilot, .github (Copilot: skills/, prompts/,
+//     instructions/, agents/), .codex, .gemini, .qwen, .opencode,
+//     .config/opencode, .config/goose, .windsurf, .codeium, .continue,
+//     .roo, .clinerules, .kiro, .amazonq — so a skills/ or commands/
+//     folder inside any of them is refused with it;
+//   - /etc/codex, /etc/claude-code and, on macOS,
+//     /Library/Application Support/ClaudeCode;
+//   - any folder named skills or .skills.
+//
+// Names are compared without regard to case. Symlinks in the existing part
+// of a path are resolved, and so are those of the home's and the system's
+// folders, so neither a link into ~/.claude nor a ~/.claude that is a link
+// elsewhere gets through. The home directories are $HOME and the current
+// user's entry in the user database (both, when they differ; the latter
+// alone when HOME is unset). The lists are AgentFolders, SystemAgentFolders
+// and SkillsFolderNames. Each refusal names the path, the folder it falls
+// in, who reads that folder, and what to change (another directory, or
+// another label).
 package config

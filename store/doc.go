@@ -5,14 +5,15 @@
 // # Layout
 //
 //	<root>/                              0700, default $XDG_CACHE_HOME/skillfs
+//	  .identity-key                      0600, 32 random bytes keying origin ids (IdentityKey)
 //	  <origin-id>/                       0700, one per origin identity
 //	    catalog.json                     0600, the origin's last held catalog (its format is package vfs's)
 //	    objects/<hex[:2]>/<hex>          0400, a file's bytes, named by its sha256
 //	    .tmp-<random>                    a write in progress (or left by a crash)
 //
-// The origin id (label plus a fingerprint of the command or URL, computed by
-// package config) keeps a label re-pointed at another server from reusing
-// the old server's bytes. The store takes it as an opaque path segment and
+// The origin id (label plus a keyed fingerprint of the command, args, env,
+// URL and headers, computed by package config with IdentityKey) keeps a
+// label re-pointed at another server from reusing the old server's bytes. The store takes it as an opaque path segment and
 // checks only that it is one (CheckID). Objects are content-addressed and
 // never modified in place: a file is written under a temporary name and
 // renamed. catalog.json is replaced the same way, durably (fsync of the

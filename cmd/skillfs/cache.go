@@ -24,8 +24,9 @@ func newCacheCommand() *cobra.Command {
 		Use:   "cache",
 		Short: "List or remove the verified bytes skillfs keeps per server",
 		Long: `skillfs keeps the bytes it has verified, and the last catalog, per server in
-$XDG_CACHE_HOME/skillfs/<label>-<fingerprint>/ (the fingerprint is of the server's
-command or URL, so a label pointed at another server starts afresh).`,
+$XDG_CACHE_HOME/skillfs/<label>-<fingerprint>/ (the fingerprint covers the server's
+command, args, env, URL and headers, keyed with the cache's .identity-key, so a
+label pointed at another server starts afresh and no secret shows in the name).`,
 	}
 	cmd.PersistentFlags().StringVar(&opts.cacheDir, "cache-dir", "", "cache directory (default $XDG_CACHE_HOME/skillfs)")
 	cmd.AddCommand(&cobra.Command{

@@ -137,8 +137,8 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err != nil {
 		return usageError(err)
 	}
-	home, _ := os.UserHomeDir()
-	if err := config.CheckPlacement(mnt, home); err != nil {
+	homes := config.Homes()
+	if err := config.CheckPlacement(mnt, homes...); err != nil {
 		return usageError(fmt.Errorf("refusing mountpoint: %w", err))
 	}
 
@@ -148,6 +148,13 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	}
 	defer stopDemo()
 	cfg.SetShared(opts.allowOther) // a private listing is not shown to other users
+	var labels []string
+	for _, o := range cfg.Origins {
+		labels = append(labels, o.Label)
+	}
+	if err := config.CheckMountPlacement(mnt, labels, homes...); err != nil {
+		return usageError(fmt.Errorf("refusing mountpoint: %w", err))
+	}
 
 	root := opts.cacheDir
 	if root == "" {
@@ -158,7 +165,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if root, err = filepath.Abs(root); err != nil {
 		return usageError(err)
 	}
-	if err := config.CheckPlacement(root, home); err != nil {
+	if err := config.CheckPlacement(root, homes...); err != nil {
 		return usageError(fmt.Errorf("refusing cache directory: %w", err))
 	}
 	if within(root, mnt) {
@@ -176,6 +183,13 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		return fmt.Errorf("open cache: %w", err)
 	}
 	defer st.Close() // waits for disk writes under way
+	// Origin ids (store directory names) are keyed with the store's key so
+	// that they reveal nothing of the env values and headers they cover.
+	idKey, err := st.IdentityKey()
+	if err != nil {
+		return fmt.Errorf("open cache: %w", err)
+	}
+	cfg.SetIdentityKey(idKey)
 
 	if err := prepareMountpoint(mnt, log); err != nil {
 		return &exitError{code: exitMount, err: err}
