@@ -3,12 +3,8 @@ package vfs
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/skillfs/skillfs/config"
@@ -40,43 +36,13 @@ type savedCatalog struct {
 // unknown, is not shown.
 const savedCatalogVersion = 2
 
-// credentials fingerprints what an origin authenticates with, as far as the
-// config says: its env, its headers and the URL's userinfo. Inherited
-// environment variables are not part of it.
-func credentials(oc config.Origin) string {
-	h := sha256.New()
-	field := func(s string) {
-		var n [binary.MaxVarintLen64]byte
-		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-		h.Write([]byte(s))
-	}
-	field("skillfs credentials v1")
-	for _, m := range []map[string]string{oc.Env, oc.Headers} {
-		field("map")
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			field(k)
-			field(m[k])
-		}
-	}
-	field(userinfo(oc.URL))
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-// userinfo returns the user:password@ part of a URL, or "".
-func userinfo(u string) string {
-	_, rest, ok := bytes.Cut([]byte(u), []byte("://"))
-	if !ok {
-		return ""
-	}
-	end := bytes.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	if at := bytes.LastIndexByte(rest[:end], '@'); at >= 0 {
-		return string(rest[:at])
-	}
-	return ""
-}
+// credentials names what an origin authenticates with without holding
+// it: the origin's identity, which covers its env, headers and URL (keyed
+// with the cache's identity key, so nothing on disk can be tested against
+// a guessed secret). The store directory is already per identity; the
+// saved catalog says it again so that a catalog copied elsewhere is not
+// shown under other credentials.
+func credentials(oc config.Origin) string { return oc.ID() }
 
 func (o *origin) saveCatalog() {
 	c := o.tree.Load().catalog()

@@ -45,16 +45,19 @@ func TestCredentialsFingerprint(t *testing.T) {
 	}
 	for name, edit := range map[string]func(*config.Origin){
 		"header":   func(o *config.Origin) { o.Headers = map[string]string{"Authorization": "Bearer b"} },
-		"env":      func(o *config.Origin) { o.Env = map[string]string{"T": "2"} },
 		"userinfo": func(o *config.Origin) { o.URL = "https://u:q@h.example/mcp" },
-		"moved": func(o *config.Origin) {
-			o.Env, o.Headers = nil, map[string]string{"T": "1", "Authorization": "Bearer a"}
-		},
+		"moved":    func(o *config.Origin) { o.Headers = map[string]string{"T": "1", "Authorization": "Bearer a"} },
 	} {
 		o := base
 		edit(&o)
 		if credentials(o) == credentials(base) {
 			t.Errorf("%s: the fingerprint did not change", name)
 		}
+	}
+	stdio := config.Origin{Label: "o", Kind: config.Stdio, Command: "srv", Env: map[string]string{"T": "1"}}
+	other := stdio
+	other.Env = map[string]string{"T": "2"}
+	if credentials(stdio) == credentials(other) {
+		t.Error("env: the fingerprint did not change")
 	}
 }
