@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -255,4 +256,14 @@ func parseDuration(v *value) (int64, string) {
 		return 0, fmt.Sprintf("%q is negative", v.text)
 	}
 	return int64(d), ""
+}
+
+// ParseSize reads a size as the config file writes one: a whole number of
+// bytes or a number with a unit ("16MiB", "1.5 GiB", "64KB").
+func ParseSize(s string) (int64, error) {
+	n, problem := parseSizeString(s)
+	if problem != "" {
+		return 0, errors.New(problem)
+	}
+	return n, nil
 }

@@ -88,6 +88,10 @@ func Start(mountpoint string, v *vfs.FS, opts Options) (*Mount, error) {
 	}
 	m := &Mount{server: server, root: root, log: lg, notify: make(chan vfs.Change, 64), done: make(chan struct{})}
 	go m.invalidator()
+	// Catalog swaps before this point needed no invalidation: the kernel
+	// knew nothing yet.
+	unsubscribe := v.Subscribe(m.Invalidate)
+	go func() { <-m.done; unsubscribe() }()
 	return m, nil
 }
 

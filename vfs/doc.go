@@ -12,7 +12,7 @@
 //
 // Snapshots. Each origin holds an immutable tree built from its last
 // catalog; a new catalog (a re-list, a skills/get after a mismatch) builds a
-// new tree and swaps it in atomically. OnChange then names the paths whose
+// new tree and swaps it in atomically. Subscribers then learn the paths whose
 // contents or children changed so the kernel's caches can be invalidated.
 //
 // Reads. A file's bytes come from the store when it holds them (re-hashed

@@ -28,12 +28,9 @@ type Options struct {
 	Config *config.Config
 	Store  *store.Store
 	// Dial replaces the transport of the origins it names (the demo).
-	Dial map[string]func(ctx context.Context) (io.ReadWriteCloser, error)
-	// OnChange is told which paths changed when a new catalog is swapped
-	// in. Paths are mount-relative. It is called without locks held.
-	OnChange func(Change)
-	Logger   *slog.Logger
-	Version  string
+	Dial    map[string]func(ctx context.Context) (io.ReadWriteCloser, error)
+	Logger  *slog.Logger
+	Version string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -54,6 +51,10 @@ type FS struct {
 	origins map[string]*origin
 	labels  []string
 	started time.Time
+
+	subMu sync.Mutex
+	subs  map[int]func(Change)
+	subN  int
 
 	metaMu sync.Mutex
 	meta   map[string]rendering // generated files, by path
@@ -164,6 +165,35 @@ func (f *FS) Start(ctx context.Context) {
 	}
 }
 
+// Subscribe has fn told, from then on, which mount-relative paths every
+// catalog swap changed, so that a mount can invalidate the kernel's caches.
+// fn is called without locks held and must not block. The returned func
+// ends the subscription.
+func (f *FS) Subscribe(fn func(Change)) (cancel func()) {
+	f.subMu.Lock()
+	defer f.subMu.Unlock()
+	if f.subs == nil {
+		f.subs = map[int]func(Change){}
+	}
+	f.subN++
+	id := f.subN
+	f.subs[id] = fn
+	return func() {
+		f.subMu.Lock()
+		delete(f.subs, id)
+		f.subMu.Unlock()
+	}
+}
+
+func (f *FS) publish(c Change) {
+	f.subMu.Lock()
+	fns := slices.Collect(maps.Values(f.subs))
+	f.subMu.Unlock()
+	for _, fn := range fns {
+		fn(c)
+	}
+}
+
 // Wait waits for the supervisors started by Start to stop.
 func (f *FS) Wait() { f.wg.Wait() }
 
@@ -251,8 +281,8 @@ func (o *origin) swap(next func(old *tree) (*resolver.Catalog, string)) {
 
 // changed tells the mount which origin-relative paths changed.
 func (o *origin) changed(files, dirs []string) {
-	if o.fs.opts.OnChange != nil && (len(files) > 0 || len(dirs) > 0) {
-		o.fs.opts.OnChange(Change{Files: o.mountPaths(files), Dirs: o.mountPaths(dirs)})
+	if len(files) > 0 || len(dirs) > 0 {
+		o.fs.publish(Change{Files: o.mountPaths(files), Dirs: o.mountPaths(dirs)})
 	}
 }
 

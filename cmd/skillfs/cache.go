@@ -60,16 +60,9 @@ func noArgs(cmd *cobra.Command, args []string) error {
 }
 
 func openCache(opts cacheOptions) (*store.Store, error) {
-	root := opts.cacheDir
-	if root == "" {
-		var err error
-		if root, err = store.DefaultRoot(); err != nil {
-			return nil, err
-		}
-	}
-	root, err := filepath.Abs(root)
+	root, err := cacheRoot(opts.cacheDir)
 	if err != nil {
-		return nil, usageError(err)
+		return nil, err
 	}
 	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no cache at %s", root)

@@ -7,16 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,7 +22,6 @@ import (
 	"github.com/skillfs/skillfs/config"
 	"github.com/skillfs/skillfs/demo"
 	skfs "github.com/skillfs/skillfs/fs"
-	"github.com/skillfs/skillfs/skillserver"
 	"github.com/skillfs/skillfs/store"
 	"github.com/skillfs/skillfs/vfs"
 )
@@ -122,12 +118,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err != nil {
 		return err
 	}
-	if os.Getenv("GOGC") == "" {
-		// The catalog is most of the live heap and barely changes; a
-		// smaller headroom over it keeps RSS near what is needed at the
-		// cost of more frequent (cheap, mostly idle-time) collections.
-		debug.SetGCPercent(defaultGCPercent)
-	}
+	tuneGC()
 	stopProfiles, err := startProfiles(opts.cpuProfile, opts.memProfile)
 	if err != nil {
 		return usageError(err)
@@ -137,79 +128,21 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err != nil {
 		return usageError(err)
 	}
-	homes := config.Homes()
-	if err := config.CheckPlacement(mnt, homes...); err != nil {
-		return usageError(fmt.Errorf("refusing mountpoint: %w", err))
-	}
-
-	cfg, dial, stopDemo, err := loadOrigins(ctx, opts, log)
+	origins, err := loadOrigins(ctx, opts, log)
 	if err != nil {
 		return err
 	}
-	defer stopDemo()
-	cfg.SetShared(opts.allowOther) // a private listing is not shown to other users
-	var labels []string
-	for _, o := range cfg.Origins {
-		labels = append(labels, o.Label)
-	}
-	if err := config.CheckMountPlacement(mnt, labels, homes...); err != nil {
-		return usageError(fmt.Errorf("refusing mountpoint: %w", err))
-	}
-
-	root := opts.cacheDir
-	if root == "" {
-		if root, err = store.DefaultRoot(); err != nil {
-			return err
-		}
-	}
-	if root, err = filepath.Abs(root); err != nil {
-		return usageError(err)
-	}
-	if err := config.CheckPlacement(root, homes...); err != nil {
-		return usageError(fmt.Errorf("refusing cache directory: %w", err))
-	}
-	if within(root, mnt) {
-		return usageError(fmt.Errorf("the cache directory %s is inside the mountpoint %s; choose another --cache-dir", root, mnt))
-	}
-	memLimit, err := parseSize(opts.memoryCache)
+	defer origins.Close()
+	origins.Config.SetShared(opts.allowOther) // a private listing is not shown to other users
+	st, err := openMountStore(opts, mnt, origins.Config, log)
 	if err != nil {
-		return usageError(fmt.Errorf("--memory-cache %q: %v (write e.g. 32MiB)", opts.memoryCache, err))
-	}
-	if memLimit == 0 {
-		memLimit = -1 // store: negative disables
-	}
-	st, err := store.Open(root, store.Options{Logger: log, MemoryLimit: memLimit})
-	if err != nil {
-		return fmt.Errorf("open cache: %w", err)
+		return err
 	}
 	defer st.Close() // waits for disk writes under way
-	// Origin ids (store directory names) are keyed with the store's key so
-	// that they reveal nothing of the env values and headers they cover.
-	idKey, err := st.IdentityKey()
-	if err != nil {
-		return fmt.Errorf("open cache: %w", err)
-	}
-	cfg.SetIdentityKey(idKey)
-
-	if err := prepareMountpoint(mnt, log); err != nil {
+	if err := skfs.PrepareMountpoint(mnt, log); err != nil {
 		return &exitError{code: exitMount, err: err}
 	}
-
-	// Catalog swaps before the mount exists need no invalidation; after, the
-	// mount takes them without blocking the swap.
-	var mounted atomic.Pointer[skfs.Mount]
-	v, err := vfs.New(vfs.Options{
-		Config:  cfg,
-		Store:   st,
-		Dial:    dial,
-		Logger:  log,
-		Version: versionString(),
-		OnChange: func(c vfs.Change) {
-			if m := mounted.Load(); m != nil {
-				m.Invalidate(c)
-			}
-		},
-	})
+	v, err := vfs.New(vfs.Options{Config: origins.Config, Store: st, Dial: origins.Dial, Logger: log, Version: versionString()})
 	if err != nil {
 		return err
 	}
@@ -219,23 +152,108 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		waitTimeout(v.Wait, 10*time.Second)
 	}()
 	v.Start(vctx)
-	rctx, cancel := context.WithTimeout(ctx, opts.startupTimeout)
-	waiting := v.Ready(rctx)
-	cancel()
-	if ctx.Err() != nil {
+	if !waitReady(ctx, v, opts.startupTimeout, log) {
 		return nil
 	}
-	for _, label := range waiting {
-		log.Warn("server not ready yet; its directory fills in when it answers", "origin", label)
-	}
-
 	live, err := skfs.Start(mnt, v, skfs.Options{Debug: opts.debug, AllowOther: opts.allowOther, Logger: log})
 	if err != nil {
 		return &exitError{code: exitMount, err: fmt.Errorf("%w%s", err, mountHint(err))}
 	}
-	mounted.Store(live)
 	fmt.Fprintf(opts.ready, "skillfs: mounted %s (%s)\n", mnt, strings.Join(v.Labels(), ", "))
+	return serveMount(ctx, live, v, mnt, opts, log)
+}
 
+// tuneGC sets the daemon's GOGC unless the environment sets one: the
+// catalog is most of the live heap and barely changes, so a smaller
+// headroom over it keeps RSS near what is needed at the cost of more
+// frequent (cheap, mostly idle-time) collections.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
+}
+
+// openMountStore checks where the mount, the servers' directories below it
+// and the cache may be, and opens the cache with the origins' identities
+// keyed to it.
+func openMountStore(opts mountOptions, mnt string, cfg *config.Config, log *slog.Logger) (*store.Store, error) {
+	homes := config.Homes()
+	if err := config.CheckPlacement(mnt, homes...); err != nil {
+		return nil, usageError(fmt.Errorf("refusing mountpoint: %w", err))
+	}
+	var labels []string
+	for _, o := range cfg.Origins {
+		labels = append(labels, o.Label)
+	}
+	if err := config.CheckMountPlacement(mnt, labels, homes...); err != nil {
+		return nil, usageError(fmt.Errorf("refusing mountpoint: %w", err))
+	}
+	root, err := cacheRoot(opts.cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := config.CheckPlacement(root, homes...); err != nil {
+		return nil, usageError(fmt.Errorf("refusing cache directory: %w", err))
+	}
+	if within(root, mnt) {
+		return nil, usageError(fmt.Errorf("the cache directory %s is inside the mountpoint %s; choose another --cache-dir", root, mnt))
+	}
+	memLimit, err := config.ParseSize(opts.memoryCache)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("--memory-cache %q: %v (write e.g. 32MiB)", opts.memoryCache, err))
+	}
+	if memLimit == 0 {
+		memLimit = -1 // store: negative disables
+	}
+	st, err := store.Open(root, store.Options{Logger: log, MemoryLimit: memLimit})
+	if err != nil {
+		return nil, fmt.Errorf("open cache: %w", err)
+	}
+	// Origin ids (store directory names) are keyed with the store's key so
+	// that they reveal nothing of the env values and headers they cover.
+	idKey, err := st.IdentityKey()
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open cache: %w", err)
+	}
+	cfg.SetIdentityKey(idKey)
+	return st, nil
+}
+
+// cacheRoot is the cache directory a command uses: --cache-dir, or
+// $XDG_CACHE_HOME/skillfs, made absolute.
+func cacheRoot(dir string) (string, error) {
+	if dir == "" {
+		var err error
+		if dir, err = store.DefaultRoot(); err != nil {
+			return "", err
+		}
+	}
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return "", usageError(err)
+	}
+	return root, nil
+}
+
+// waitReady waits up to timeout for every server's first listing; false
+// when ctx ended meanwhile.
+func waitReady(ctx context.Context, v *vfs.FS, timeout time.Duration, log *slog.Logger) bool {
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	waiting := v.Ready(rctx)
+	cancel()
+	if ctx.Err() != nil {
+		return false
+	}
+	for _, label := range waiting {
+		log.Warn("server not ready yet; its directory fills in when it answers", "origin", label)
+	}
+	return true
+}
+
+// serveMount runs a live mount until a signal or an unmount from outside:
+// SIGHUP lists every server again, SIGUSR1 writes the heap profile.
+func serveMount(ctx context.Context, live *skfs.Mount, v *vfs.FS, mnt string, opts mountOptions, log *slog.Logger) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP, syscall.SIGUSR1)
 	defer signal.Stop(hup)
@@ -304,27 +322,6 @@ func writeHeapProfile(path string) {
 	}
 }
 
-// parseSize reads a byte count with an optional unit (KiB, MiB, GiB, KB, MB, GB).
-func parseSize(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
-	mult := int64(1)
-	for _, u := range units {
-		if strings.HasSuffix(s, u.suffix) {
-			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("not a size")
-	}
-	return n * mult, nil
-}
-
 func waitTimeout(wait func(), d time.Duration) {
 	done := make(chan struct{})
 	go func() { wait(); close(done) }()
@@ -346,132 +343,39 @@ func mountHint(err error) string {
 	return ""
 }
 
-// prepareMountpoint creates the mountpoint if needed, cleans up a dead
-// mount a killed daemon left behind, and refuses a non-empty directory.
-func prepareMountpoint(mnt string, log *slog.Logger) error {
-	fi, err := os.Stat(mnt)
-	if errors.Is(err, syscall.ENOTCONN) || (err == nil && skfs.IsMounted(mnt) && isDead(mnt)) {
-		// The kernel may still answer stat from its cache; a directory read
-		// reaches the (gone) daemon and tells.
-		fmt.Fprintf(os.Stderr, "skillfs: %s is a dead mount left by a daemon that was killed; unmounting it first\n", mnt)
-		if err := skfs.UnmountPath(mnt, true); err != nil {
-			return fmt.Errorf("clean up dead mount at %s: %w", mnt, err)
-		}
-		fi, err = os.Stat(mnt)
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(mnt, 0o755); err != nil {
-			return fmt.Errorf("create mountpoint: %w", err)
-		}
-		log.Info("created mountpoint", "path", mnt)
-		fi, err = os.Stat(mnt)
-	}
-	if err != nil {
-		return fmt.Errorf("mountpoint: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("mountpoint %s is not a directory", mnt)
-	}
-	if skfs.IsMounted(mnt) {
-		return fmt.Errorf("%s is already a mount point; unmount it first (skillfs unmount %s)", mnt, mnt)
-	}
-	ents, err := os.ReadDir(mnt)
-	if err != nil {
-		return fmt.Errorf("mountpoint: %w", err)
-	}
-	if len(ents) > 0 {
-		return fmt.Errorf("mountpoint %s is not empty (it holds %s); mount on an empty directory so nothing is hidden", mnt, ents[0].Name())
-	}
-	return nil
+// servers are the origins a mount connects to, with the dialers of those
+// served in-process (the demo).
+type servers struct {
+	Config *config.Config
+	Dial   map[string]func(context.Context) (io.ReadWriteCloser, error)
+	Close  func()
 }
 
-func isDead(dir string) bool {
-	_, err := os.ReadDir(dir)
-	return errors.Is(err, syscall.ENOTCONN)
-}
-
-// loadOrigins returns the configured servers, or the in-process demo.
-func loadOrigins(ctx context.Context, opts mountOptions, log *slog.Logger) (*config.Config, map[string]func(context.Context) (io.ReadWriteCloser, error), func(), error) {
-	nothing := func() {}
-	useDemo := opts.demo
-	if !useDemo {
+// loadOrigins returns the configured servers, or the in-process demo when
+// --demo is given or no config exists.
+func loadOrigins(ctx context.Context, opts mountOptions, log *slog.Logger) (*servers, error) {
+	if !opts.demo {
 		path := opts.configPath
 		if path == "" {
 			p, err := config.DefaultPath()
 			if err != nil {
-				return nil, nil, nothing, usageError(err)
+				return nil, usageError(err)
 			}
 			path = p
 		}
 		cfg, err := config.Load(path)
 		switch {
 		case err == nil:
-			return cfg, nil, nothing, nil
+			return &servers{Config: cfg, Close: func() {}}, nil
 		case errors.Is(err, fs.ErrNotExist) && opts.configPath == "":
-			fmt.Fprintf(os.Stderr, "skillfs: no config at %s; mounting the embedded demo server (see `skillfs mount --help`)\n", path)
-			useDemo = true
+			fmt.Fprintf(opts.logOut, "skillfs: no config at %s; mounting the embedded demo server (see `skillfs mount --help`)\n", path)
 		default:
-			return nil, nil, nothing, usageError(err)
+			return nil, usageError(err)
 		}
 	}
-	return startDemo(ctx, log)
-}
-
-// demoLabel is the directory the demo origin appears under.
-const demoLabel = "demo"
-
-// startDemo serves the embedded demo skills from an in-process server and
-// returns a config with one origin that dials it over an in-memory pipe.
-func startDemo(ctx context.Context, log *slog.Logger) (*config.Config, map[string]func(context.Context) (io.ReadWriteCloser, error), func(), error) {
-	dir, err := os.MkdirTemp("", "skillfs-demo-")
+	d, err := demo.Serve(ctx, log)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	cleanup := func() { os.RemoveAll(dir) }
-	if err := demo.Materialize(dir); err != nil {
-		cleanup()
-		return nil, nil, nil, err
-	}
-	// The demo server's session chatter is not the user's concern; its
-	// warnings are.
-	srvLog := slog.New(minLevel{log.Handler(), slog.LevelWarn}).With("origin", demoLabel, "op", "demo-server")
-	srv, err := skillserver.New(dir, skillserver.Options{Logger: srvLog, PollInterval: -1, Name: "skillfs-demo"})
-	if err != nil {
-		cleanup()
-		return nil, nil, nil, err
-	}
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	dial := func(context.Context) (io.ReadWriteCloser, error) {
-		client, server := net.Pipe()
-		go func() {
-			if err := srv.ServeConn(sctx, server); err != nil && sctx.Err() == nil {
-				log.Debug("demo session ended", "origin", demoLabel, "err", err)
-			}
-			server.Close()
-		}()
-		return client, nil
-	}
-	cfg := &config.Config{Origins: []config.Origin{{
-		Label:   demoLabel,
-		Kind:    config.Stdio,
-		Command: "skillfs-embedded-demo",
-		Limits:  config.DefaultLimits(),
-	}}}
-	return cfg, map[string]func(context.Context) (io.ReadWriteCloser, error){demoLabel: dial}, func() { cancel(); cleanup() }, nil
+	return &servers{Config: d.Config, Dial: d.Dial, Close: d.Close}, nil
 }
-
-// minLevel drops records below a level before they reach h.
-type minLevel struct {
-	h     slog.Handler
-	level slog.Level
-}
-
-func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= m.level && m.h.Enabled(ctx, l)
-}
-func (m minLevel) Handle(ctx context.Context, r slog.Record) error { return m.h.Handle(ctx, r) }
-func (m minLevel) WithAttrs(as []slog.Attr) slog.Handler {
-	return minLevel{m.h.WithAttrs(as), m.level}
-}
-func (m minLevel) WithGroup(name string) slog.Handler { return minLevel{m.h.WithGroup(name), m.level} }
