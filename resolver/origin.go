@@ -425,6 +425,7 @@ func (o *Origin) transportOptions() transport.Options {
 	return transport.Options{
 		MaxFrame: maxFrame(o.limits.MaxFileSize),
 		Headers:  o.cfg.Headers,
+		URL:      o.cfg.URL,
 		Logger:   o.log,
 	}
 }
