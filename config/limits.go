@@ -14,7 +14,8 @@ import (
 // periodic re-list.
 type Limits struct {
 	MaxFileSize     int64         // per-file hard cap, whatever a server declares; default 16 MiB
-	Budget          int64         // bytes fetched from this server per daemon run; default 512 MiB
+	Budget          int64         // bytes fetched from this server per BudgetWindow; default 512 MiB
+	BudgetWindow    time.Duration // the sliding window Budget applies to; default 1h
 	MaxListPages    int           // skills/list pages followed; default 1000
 	MaxListEntries  int           // skills/list entries kept; default 100000
 	MaxDirPages     int           // pages per resources/directory/read; default 100
@@ -31,6 +32,7 @@ func DefaultLimits() Limits {
 	return Limits{
 		MaxFileSize:     16 << 20,
 		Budget:          512 << 20,
+		BudgetWindow:    time.Hour,
 		MaxListPages:    1000,
 		MaxListEntries:  100_000,
 		MaxDirPages:     100,
@@ -59,6 +61,7 @@ var limitKeys = []struct {
 }{
 	{key: "max_file_size", kind: sizeLimit, set: func(l *Limits, v int64) { l.MaxFileSize = v }},
 	{key: "budget", kind: sizeLimit, set: func(l *Limits, v int64) { l.Budget = v }},
+	{key: "budget_window", kind: durationLimit, set: func(l *Limits, v int64) { l.BudgetWindow = time.Duration(v) }},
 	{key: "max_list_pages", kind: countLimit, set: func(l *Limits, v int64) { l.MaxListPages = int(v) }},
 	{key: "max_list_entries", kind: countLimit, set: func(l *Limits, v int64) { l.MaxListEntries = int(v) }},
 	{key: "max_dir_pages", kind: countLimit, set: func(l *Limits, v int64) { l.MaxDirPages = int(v) }},
