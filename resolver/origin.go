@@ -60,7 +60,7 @@ type Status struct {
 	BytesFetched  int64         // in the current budget window
 	Budget        int64         // bytes allowed per BudgetWindow
 	BudgetWindow  time.Duration // the budget's sliding window
-	Reads         int64 // resources/read requests sent
+	Reads         int64         // resources/read requests sent
 	LastError     string
 	LastErrorAt   time.Time
 }
