@@ -306,6 +306,7 @@ func (o *Origin) runSession(ctx context.Context) (healthy bool, err error) {
 
 	var ttl time.Duration
 	for {
+		listed := time.Now()
 		cat, err := o.enumerate(ctx, cs)
 		switch {
 		case err == nil:
@@ -325,15 +326,25 @@ func (o *Origin) runSession(ctx context.Context) (healthy bool, err error) {
 		if ttl > 0 && (wait <= 0 || ttl < wait) {
 			wait = max(ttl, time.Second)
 		}
-		if err := o.waitForRelist(ctx, ended, wait); err != nil || ctx.Err() != nil {
+		if err := o.waitForRelist(ctx, ended, wait, listed); err != nil || ctx.Err() != nil {
 			return healthy, err
 		}
 	}
 }
 
+// Re-lists asked for (notifications/resources/list_changed, Refresh) are
+// coalesced over relistCoalesce, and start at least relistMinGap after the
+// previous enumeration started: a server that sends list_changed without
+// pause gets one skills/list enumeration per relistMinGap, not one per
+// notification.
+const (
+	relistCoalesce = 200 * time.Millisecond
+	relistMinGap   = 2 * time.Second
+)
+
 // waitForRelist returns when it is time to enumerate again (nil), or when
-// the session or ctx ended.
-func (o *Origin) waitForRelist(ctx context.Context, ended <-chan error, wait time.Duration) error {
+// the session or ctx ended. listed is when the last enumeration started.
+func (o *Origin) waitForRelist(ctx context.Context, ended <-chan error, wait time.Duration, listed time.Time) error {
 	var timer <-chan time.Time
 	if wait > 0 {
 		t := time.NewTimer(wait)
@@ -347,10 +358,15 @@ func (o *Origin) waitForRelist(ctx context.Context, ended <-chan error, wait tim
 		return sessionEnded(err)
 	case <-o.relist:
 		// Coalesce a burst of notifications into one re-list.
+		pause := max(relistCoalesce, relistMinGap-time.Since(listed))
+		t := time.NewTimer(pause)
+		defer t.Stop()
 		select {
-		case <-time.After(200 * time.Millisecond):
+		case <-t.C:
 		case <-ctx.Done():
 			return nil
+		case err := <-ended:
+			return sessionEnded(err)
 		}
 		select {
 		case <-o.relist:
@@ -450,6 +466,9 @@ func (o *Origin) transportOptions() transport.Options {
 		Headers:  o.cfg.Headers,
 		URL:      o.cfg.URL,
 		Logger:   o.log,
+		// A list_changed dropped in a notification storm still leads to
+		// a re-list, at the pace waitForRelist allows.
+		OnListChanged: o.Refresh,
 	}
 }
 

@@ -45,6 +45,7 @@ func HTTPClient(opts Options) *http.Client {
 		max:     opts.maxFrame(),
 		log:     opts.logger(),
 		limits:  new(limitTable),
+		notes:   newNotifyLimiter(opts),
 	}
 	if u, err := url.Parse(opts.URL); err == nil && opts.URL != "" {
 		rt.home, rt.origin = u, originOf(u)
@@ -66,6 +67,7 @@ type roundTripper struct {
 	max     int64
 	log     *slog.Logger
 	limits  *limitTable
+	notes   *notifyLimiter
 
 	mu     sync.Mutex
 	home   *url.URL // the configured URL; nil until known
@@ -229,6 +231,7 @@ func (rt *roundTripper) bound(resp *http.Response, call *httpCall) {
 	case ct == "text/event-stream":
 		f := newSSEFilter(resp.Body, rt.max, rt.limits, rt.log)
 		f.endpoint = rt.checkEndpoint
+		f.notes = rt.notes
 		resp.Body = f
 	case ct == "application/json" && call != nil:
 		// The response is this body: the table entry is not needed.

@@ -38,6 +38,10 @@ type Options struct {
 	// or a legacy SSE endpoint event naming one, fails the request and
 	// never carries Headers there. Empty: the origin of the first request.
 	URL string
+	// OnListChanged is called (from the read loop: it must not block) for
+	// every dropped notification that may have been
+	// notifications/resources/list_changed; see notifyRate.
+	OnListChanged func()
 	// Logger receives dropped-message warnings and, for Command, the server's
 	// stderr lines (at Info, key "stderr"). Nil discards.
 	Logger *slog.Logger

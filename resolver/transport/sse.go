@@ -73,6 +73,8 @@ type sseFilter struct {
 	// ends the stream with it.
 	endpoint func(data string) error
 	fail     error
+	// notes, when set, rate-limits messages that carry a method.
+	notes *notifyLimiter
 }
 
 func newSSEFilter(src io.ReadCloser, max int64, limits *limitTable, log *slog.Logger) *sseFilter {
@@ -255,6 +257,9 @@ func (s *sseFilter) dispatch() {
 // message decides the fate of a JSON-RPC message event's data and returns
 // its data line, or nothing.
 func (s *sseFilter) message() [][]byte {
+	if s.notes != nil && s.f.sc.method && !s.f.sc.bad && !s.notes.allow(s.f.head[:s.f.headN]) {
+		return nil
+	}
 	data, v := s.f.finish()
 	switch v {
 	case refuse:
