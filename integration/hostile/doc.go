@@ -91,6 +91,9 @@
 // with the honest entries; after the catalog, a page whose "skills" is an
 // object. no-extension: no extension declared, skills/* are -32601.
 // die-after-list: the first resources/read kills the server unanswered.
+// notify-storm: from the first skills/list on, notifications
+// (resources/list_changed, message, progress, resources/updated) as fast
+// as the connection takes them, over stdio and in-memory sessions.
 //
 // # Dying
 //
