@@ -324,7 +324,7 @@ func (o *Origin) runSession(ctx context.Context) (healthy bool, err error) {
 		}
 		wait := o.limits.RefreshInterval
 		if ttl > 0 && (wait <= 0 || ttl < wait) {
-			wait = max(ttl, time.Second)
+			wait = max(ttl, relistMinGap)
 		}
 		if err := o.waitForRelist(ctx, ended, wait, listed); err != nil || ctx.Err() != nil {
 			return healthy, err
