@@ -234,7 +234,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("origin has non-default options: %+v", o)
 	}
 	want := Limits{
-		MaxFileSize: 16 << 20, Budget: 512 << 20, MaxListPages: 1000, MaxListEntries: 100000,
+		MaxFileSize: 16 << 20, Budget: 512 << 20, BudgetWindow: time.Hour, MaxListPages: 1000, MaxListEntries: 100000,
 		MaxListResources: 100000, MaxListBytes: 32 << 20,
 		MaxDirPages: 100, MaxDirEntries: 10000, CallTimeout: 30 * time.Second,
 		ConnectTimeout: 15 * time.Second, ListTimeout: 2 * time.Minute, RefreshInterval: 10 * time.Minute,

@@ -36,7 +36,8 @@
 //	      "allow_dynamic": false,
 //	      "limits": {
 //	        "max_file_size": "16MiB",               // per-file hard cap
-//	        "budget": "512MiB",                     // bytes fetched per server per daemon run
+//	        "budget": "512MiB",                     // bytes fetched per server per budget_window
+//	        "budget_window": "1h",                  // sliding window of the budget
 //	        "max_list_pages": 1000,                 // skills/list pages followed
 //	        "max_list_entries": 100000,             // skills/list entries kept
 //	        "max_list_resources": 100000,           // resources of the skills a listing keeps, in all
@@ -125,6 +126,19 @@
 //     strings ("30s", "1m30s") or integer milliseconds. Every limit must be
 //     positive, except refresh_interval, where 0 turns periodic re-listing
 //     off; bounds cannot be switched off.
+//   - budget and budget_window: a server may be fetched from (resources/read)
+//     at most budget bytes in any budget_window, a sliding window. A read of
+//     a file whose size is declared reserves that size before it is sent,
+//     and is refused (EIO, "over-budget") when the bytes charged in the last
+//     window plus the reservation exceed the budget: exactly budget passes,
+//     one byte more does not, and a file declared larger than the budget is
+//     never fetched. A file of unknown size reserves nothing and is charged
+//     what arrives, so such reads can pass the budget by at most one file
+//     (max_file_size) each. Charges are grouped in budget_window/64 slices;
+//     a slice is forgotten budget_window after its last charge, so a byte
+//     counts for between one and 1+1/64 windows. Verified bytes already
+//     held are served without a fetch and cost nothing; status.json's
+//     bytes_fetched is what the current window holds.
 //
 // # Listing caps
 //

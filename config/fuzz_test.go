@@ -131,7 +131,7 @@ func checkConfig(t *testing.T, cfg *Config) {
 			}
 		}
 		l := o.Limits
-		if l.MaxFileSize <= 0 || l.Budget <= 0 || l.MaxListPages <= 0 || l.MaxListEntries <= 0 || l.MaxListResources <= 0 || l.MaxListBytes <= 0 || l.MaxDirPages <= 0 ||
+		if l.MaxFileSize <= 0 || l.Budget <= 0 || l.BudgetWindow <= 0 || l.MaxListPages <= 0 || l.MaxListEntries <= 0 || l.MaxListResources <= 0 || l.MaxListBytes <= 0 || l.MaxDirPages <= 0 ||
 			l.MaxDirEntries <= 0 || l.CallTimeout <= 0 || l.ConnectTimeout <= 0 || l.ListTimeout <= 0 || l.RefreshInterval < 0 {
 			t.Fatalf("limits out of range: %+v", l)
 		}
@@ -182,7 +182,7 @@ func render(cfg *Config) []byte {
 		opt := map[string]any{
 			"strict": o.Strict, "allow_dynamic": o.AllowDynamic,
 			"limits": map[string]any{
-				"max_file_size": l.MaxFileSize, "budget": l.Budget,
+				"max_file_size": l.MaxFileSize, "budget": l.Budget, "budget_window": l.BudgetWindow.String(),
 				"max_list_pages": l.MaxListPages, "max_list_entries": l.MaxListEntries,
 				"max_list_resources": l.MaxListResources, "max_list_bytes": l.MaxListBytes,
 				"max_dir_pages": l.MaxDirPages, "max_dir_entries": l.MaxDirEntries,

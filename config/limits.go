@@ -15,7 +15,8 @@ import (
 // periodic re-list.
 type Limits struct {
 	MaxFileSize      int64         // per-file hard cap, whatever a server declares; default 16 MiB
-	Budget           int64         // bytes fetched from this server per daemon run; default 512 MiB
+	Budget           int64         // bytes fetched from this server per BudgetWindow; default 512 MiB
+	BudgetWindow     time.Duration // the sliding window Budget applies to; default 1h
 	MaxListPages     int           // skills/list pages followed; default 1000
 	MaxListEntries   int           // skills/list entries kept; default 100000
 	MaxListResources int           // resources of the kept skills, summed over a listing; default 100000
@@ -34,6 +35,7 @@ func DefaultLimits() Limits {
 	return Limits{
 		MaxFileSize:    16 << 20,
 		Budget:         512 << 20,
+		BudgetWindow:   time.Hour,
 		MaxListPages:   1000,
 		MaxListEntries: 100_000,
 		// A 10,000-skill catalog of 3–5 files each (the benchmark's) lists
@@ -68,6 +70,7 @@ var limitKeys = []struct {
 }{
 	{key: "max_file_size", kind: sizeLimit, set: func(l *Limits, v int64) { l.MaxFileSize = v }},
 	{key: "budget", kind: sizeLimit, set: func(l *Limits, v int64) { l.Budget = v }},
+	{key: "budget_window", kind: durationLimit, set: func(l *Limits, v int64) { l.BudgetWindow = time.Duration(v) }},
 	{key: "max_list_pages", kind: countLimit, set: func(l *Limits, v int64) { l.MaxListPages = int(v) }},
 	{key: "max_list_entries", kind: countLimit, set: func(l *Limits, v int64) { l.MaxListEntries = int(v) }},
 	{key: "max_list_resources", kind: countLimit, set: func(l *Limits, v int64) { l.MaxListResources = int(v) }},

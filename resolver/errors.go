@@ -24,7 +24,8 @@ var (
 	ErrNotServed = errors.New("not served by the server")
 	// ErrTooLarge: the response exceeded the declared size or the per-file cap.
 	ErrTooLarge = errors.New("response too large")
-	// ErrOverBudget: the origin's byte budget for this run is spent.
+	// ErrOverBudget: the origin's byte budget for the current window is
+	// spent.
 	ErrOverBudget = errors.New("byte budget exhausted")
 	// ErrTimeout: the server did not answer in time.
 	ErrTimeout = errors.New("server did not answer in time")

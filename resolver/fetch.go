@@ -31,11 +31,12 @@ func (o *Origin) Fetch(ctx context.Context, r skill.Resource) ([]byte, error) {
 		// when they arrive.
 		reserve = 0
 	}
-	if err := o.reserve(reserve); err != nil {
+	slice, err := o.reserve(reserve)
+	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", r.URI, err)
 	}
 	b, err := o.read(ctx, r.URI, cap)
-	o.settle(reserve, int64(len(b)))
+	o.settle(slice, reserve, int64(len(b)))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", r.URI, err)
 	}
@@ -92,22 +93,18 @@ func (o *Origin) read(ctx context.Context, uri string, cap int64) ([]byte, error
 	return b, nil
 }
 
-// reserve takes n bytes of the origin's budget, or fails with ErrOverBudget.
-func (o *Origin) reserve(n int64) error {
+// reserve takes n bytes of the origin's budget window, or fails with
+// ErrOverBudget.
+func (o *Origin) reserve(n int64) (uint64, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	budget := o.limits.Budget
-	if budget > 0 && (o.budgetUsed >= budget || o.budgetUsed+n > budget) {
-		return fmt.Errorf("%w: %d of %d bytes used", ErrOverBudget, o.budgetUsed, budget)
-	}
-	o.budgetUsed += n
-	return nil
+	return o.budget.take(o.now(), n)
 }
 
 // settle replaces a reservation with the bytes actually received.
-func (o *Origin) settle(reserved, got int64) {
+func (o *Origin) settle(slice uint64, reserved, got int64) {
 	o.mu.Lock()
-	o.budgetUsed += got - reserved
+	o.budget.settle(o.now(), slice, reserved, got)
 	o.mu.Unlock()
 }
 

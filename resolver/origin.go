@@ -57,9 +57,10 @@ type Status struct {
 	Rejected      int
 	Truncated     string
 	ListedAt      time.Time
-	BytesFetched  int64
-	Budget        int64
-	Reads         int64 // resources/read requests sent
+	BytesFetched  int64         // in the current budget window
+	Budget        int64         // bytes allowed per BudgetWindow
+	BudgetWindow  time.Duration // the budget's sliding window
+	Reads         int64         // resources/read requests sent
 	LastError     string
 	LastErrorAt   time.Time
 }
@@ -79,8 +80,13 @@ type Origin struct {
 	cancelSession context.CancelFunc
 	sess          *mcp.ClientSession
 	status        Status
-	// budgetUsed counts bytes reserved or fetched against Limits.Budget.
-	budgetUsed int64
+	// budget counts bytes reserved or fetched against Limits.Budget over
+	// the sliding Limits.BudgetWindow.
+	budget *budget
+	// now and sleep are time.Now and a context-aware sleep; tests replace
+	// them.
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration)
 	// held maps the canonical SKILL.md URI of every skill in the last
 	// catalog, for skills/get lookups that must not duplicate listing work.
 	held map[string]bool
@@ -104,8 +110,11 @@ func New(opts Options) *Origin {
 		},
 		relist:  make(chan struct{}, 1),
 		changed: make(chan struct{}),
+		budget:  newBudget(cfg.Limits.Budget, cfg.Limits.BudgetWindow),
+		now:     time.Now,
+		sleep:   sleepCtx,
 	}
-	o.status = Status{State: StateConnecting, Budget: cfg.Limits.Budget}
+	o.status = Status{State: StateConnecting, Budget: cfg.Limits.Budget, BudgetWindow: cfg.Limits.BudgetWindow}
 	return o
 }
 
@@ -117,7 +126,7 @@ func (o *Origin) Status() Status {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s := o.status
-	s.BytesFetched = o.budgetUsed
+	s.BytesFetched = o.budget.used(o.now())
 	return s
 }
 
@@ -199,45 +208,58 @@ func (o *Origin) lost(cs *mcp.ClientSession, err error) error {
 	return err
 }
 
+// Reconnect backoff: the wait after a session ends doubles from
+// minBackoff to maxBackoff while sessions keep failing, and starts again
+// at minBackoff after a healthy one (connected and listed successfully,
+// or connected to a server without the extension).
+const (
+	minBackoff = 500 * time.Millisecond
+	maxBackoff = 30 * time.Second
+)
+
 // Run supervises the origin until ctx ends: it connects, enumerates,
 // re-enumerates when told to, and reconnects with backoff when the session
 // ends. It returns nil when ctx is done.
 func (o *Origin) Run(ctx context.Context) error {
-	const (
-		minBackoff = 500 * time.Millisecond
-		maxBackoff = 30 * time.Second
-	)
 	backoff := minBackoff
 	for ctx.Err() == nil {
-		started := time.Now()
-		err := o.runSession(ctx)
+		healthy, err := o.runSession(ctx)
 		if ctx.Err() != nil {
 			break
 		}
 		o.setState(StateOffline)
+		if healthy {
+			backoff = minBackoff
+		}
 		if err != nil {
 			o.setError("session", err)
 			o.log.Warn("server session ended", "op", "connect", "err", err, "retry_in", backoff)
 		}
-		if time.Since(started) > time.Minute {
-			backoff = minBackoff
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
-		}
+		o.sleep(ctx, backoff)
 		backoff = min(backoff*2, maxBackoff)
 	}
 	o.setState(StateStopped)
 	return nil
 }
 
-// runSession connects once and serves the session until it ends.
-func (o *Origin) runSession(ctx context.Context) error {
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// runSession connects once and serves the session until it ends. It
+// reports whether the session was healthy: connected, and listed
+// successfully at least once (or the server has no skills to list).
+func (o *Origin) runSession(ctx context.Context) (healthy bool, err error) {
 	o.setState(StateConnecting)
 	cs, err := o.connect(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer func() {
 		o.mu.Lock()
@@ -276,41 +298,53 @@ func (o *Origin) runSession(ctx context.Context) error {
 		o.publish(&Catalog{At: time.Now()})
 		select {
 		case <-ctx.Done():
-			return nil
+			return true, nil
 		case err := <-ended:
-			return sessionEnded(err)
+			return true, sessionEnded(err)
 		}
 	}
 
 	var ttl time.Duration
 	for {
+		listed := time.Now()
 		cat, err := o.enumerate(ctx, cs)
 		switch {
 		case err == nil:
+			healthy = true
 			ttl = cat.TTL
 			o.publish(cat)
 		case ctx.Err() != nil:
-			return nil
+			return healthy, nil
 		default:
 			o.setError("list", err)
 			o.log.Warn("skills/list failed", "op", "list", "err", err)
 			if errors.Is(err, ErrOffline) {
-				return err
+				return healthy, err
 			}
 		}
 		wait := o.limits.RefreshInterval
 		if ttl > 0 && (wait <= 0 || ttl < wait) {
-			wait = max(ttl, time.Second)
+			wait = max(ttl, relistMinGap)
 		}
-		if err := o.waitForRelist(ctx, ended, wait); err != nil || ctx.Err() != nil {
-			return err
+		if err := o.waitForRelist(ctx, ended, wait, listed); err != nil || ctx.Err() != nil {
+			return healthy, err
 		}
 	}
 }
 
+// Re-lists asked for (notifications/resources/list_changed, Refresh) are
+// coalesced over relistCoalesce, and start at least relistMinGap after the
+// previous enumeration started: a server that sends list_changed without
+// pause gets one skills/list enumeration per relistMinGap, not one per
+// notification.
+const (
+	relistCoalesce = 200 * time.Millisecond
+	relistMinGap   = 2 * time.Second
+)
+
 // waitForRelist returns when it is time to enumerate again (nil), or when
-// the session or ctx ended.
-func (o *Origin) waitForRelist(ctx context.Context, ended <-chan error, wait time.Duration) error {
+// the session or ctx ended. listed is when the last enumeration started.
+func (o *Origin) waitForRelist(ctx context.Context, ended <-chan error, wait time.Duration, listed time.Time) error {
 	var timer <-chan time.Time
 	if wait > 0 {
 		t := time.NewTimer(wait)
@@ -324,10 +358,15 @@ func (o *Origin) waitForRelist(ctx context.Context, ended <-chan error, wait tim
 		return sessionEnded(err)
 	case <-o.relist:
 		// Coalesce a burst of notifications into one re-list.
+		pause := max(relistCoalesce, relistMinGap-time.Since(listed))
+		t := time.NewTimer(pause)
+		defer t.Stop()
 		select {
-		case <-time.After(200 * time.Millisecond):
+		case <-t.C:
 		case <-ctx.Done():
 			return nil
+		case err := <-ended:
+			return sessionEnded(err)
 		}
 		select {
 		case <-o.relist:
@@ -425,7 +464,11 @@ func (o *Origin) transportOptions() transport.Options {
 	return transport.Options{
 		MaxFrame: maxFrame(o.limits.MaxFileSize),
 		Headers:  o.cfg.Headers,
+		URL:      o.cfg.URL,
 		Logger:   o.log,
+		// A list_changed dropped in a notification storm still leads to
+		// a re-list, at the pace waitForRelist allows.
+		OnListChanged: o.Refresh,
 	}
 }
 

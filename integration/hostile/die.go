@@ -89,8 +89,17 @@ func (t *dyingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 
 type dyingConn struct {
 	mcp.Connection
-	s   *Server
-	raw *frameWriter
+	s       *Server
+	raw     *frameWriter
+	stormer stormer
+}
+
+func (c *dyingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err == nil {
+		c.stormer.observe(c, msg)
+	}
+	return msg, err
 }
 
 func (c *dyingConn) Write(ctx context.Context, msg jsonrpc.Message) error {

@@ -99,6 +99,10 @@
 // In the 2026-07-28 protocol list, directory-read and read results carry
 // ttlMs 0 and cacheScope Options.CacheScope ("private" by default).
 //
+// notify-storm: from the first skills/list on, notifications
+// (resources/list_changed, message, progress, resources/updated) as fast
+// as the connection takes them, over stdio and in-memory sessions.
+//
 // # Dying
 //
 // The handler marks the result; the layer writing bytes recognises the
@@ -117,4 +121,14 @@
 // file is opened for each line, so lines are in the file before the
 // request is handled. Options.StateFile is re-read on every message;
 // write it with WriteState (atomic) — an invalid file keeps the last phase.
+//
+// # HTTP extras
+//
+// Handler also serves the legacy SSE transport under SSEPath ("/sse").
+// Options.HeaderLog gets "<METHOD> <path> <quoted Authorization>" for
+// every HTTP request, before anything else happens to it, so a test can
+// show which credentials reached this server. Options.RedirectTo answers
+// every HTTP request with 307 to RedirectTo plus the request's path and
+// query: a server that tries to hand its client, and the client's
+// configured headers, to another origin.
 package hostile

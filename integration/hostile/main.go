@@ -35,6 +35,9 @@ const (
 	// EnvHTTP, when set, is the address to serve streamable HTTP on
 	// (127.0.0.1:0 for any free port) instead of stdio.
 	EnvHTTP = "SKILLFS_HOSTILE_HTTP"
+	// EnvRedirectTo and EnvHeaderLog are Options.RedirectTo and HeaderLog.
+	EnvRedirectTo = "SKILLFS_HOSTILE_REDIRECT_TO"
+	EnvHeaderLog  = "SKILLFS_HOSTILE_HEADER_LOG"
 )
 
 // Exit statuses of Main, besides ExitDied.
@@ -51,7 +54,7 @@ func (o Options) Environ() []string {
 	if o.Fixtures != nil {
 		env = append(env, EnvFixtures+"="+strings.Join(o.Fixtures, ","))
 	}
-	for _, kv := range [][2]string{{EnvMode, o.Mode}, {EnvVariant, o.Variant}, {EnvState, o.StateFile}, {EnvAccessLog, o.AccessLog}, {EnvCacheScope, o.CacheScope}} {
+	for _, kv := range [][2]string{{EnvMode, o.Mode}, {EnvVariant, o.Variant}, {EnvState, o.StateFile}, {EnvAccessLog, o.AccessLog}, {EnvCacheScope, o.CacheScope}, {EnvRedirectTo, o.RedirectTo}, {EnvHeaderLog, o.HeaderLog}} {
 		if kv[1] != "" {
 			env = append(env, kv[0]+"="+kv[1])
 		}
@@ -97,6 +100,8 @@ func optionsFromEnv(getenv func(string) (string, bool)) (Options, string, error)
 	o.Variant, _ = getenv(EnvVariant)
 	o.StateFile, _ = getenv(EnvState)
 	o.AccessLog, _ = getenv(EnvAccessLog)
+	o.RedirectTo, _ = getenv(EnvRedirectTo)
+	o.HeaderLog, _ = getenv(EnvHeaderLog)
 	if v, ok := getenv(EnvPageSize); ok && v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {

@@ -28,11 +28,17 @@ const (
 	// ModeDieAfterList: the listing is served; the first resources/read,
 	// of any URI, makes the server exit without answering.
 	ModeDieAfterList = "die-after-list"
+	// ModeNotifyStorm: from the client's first skills/list on, the server sends
+	// notifications as fast as the connection takes them, for as long as
+	// the session lives: resources/list_changed, message (logging),
+	// progress and resources/updated in turn. Stdio and in-memory sessions
+	// only; over HTTP it serves normally.
+	ModeNotifyStorm = "notify-storm"
 )
 
 // Modes returns every server-wide mode.
 func Modes() []string {
-	return []string{ModeEndlessList, ModeHugeListPage, ModeMalformedList, ModeNoExtension, ModeDieAfterList}
+	return []string{ModeEndlessList, ModeHugeListPage, ModeMalformedList, ModeNoExtension, ModeDieAfterList, ModeNotifyStorm}
 }
 
 // HugeListPageSize is the least size of the huge-list-page page's

@@ -34,6 +34,21 @@
 //     same bounding. Limits are kept in one table per client, so a response
 //     that arrives on the legacy SSE GET stream finds the limit its POST set.
 //
+// Every HTTP client talks to one origin, the configured URL's (scheme, host,
+// port): same-origin redirects are followed (at most 5), and a redirect to
+// another origin, a legacy SSE "endpoint" event naming one, or any other
+// request elsewhere fails with [ErrCrossOrigin] before it is sent — so
+// configured headers never leave the origin, and another server's answers
+// never land under this origin's label.
+//
+// Messages from the server that carry a method (notifications, and
+// requests to skillfs) pass at most notifyRate a second, in bursts of up to
+// notifyBurst, per connection; the rest are dropped as soon as they are
+// scanned, before decoding, with one warning per storm, and the reader
+// pauses a millisecond after each drop so that a flood backs up into the
+// server instead of costing the daemon a core. A dropped message that may
+// have been list_changed calls Options.OnListChanged.
+//
 // Messages dropped rather than refused (no id, a notification, a server
 // request, garbage) are logged at Warn. Nothing in this package allocates
 // much more than twice the applicable limit for one message.

@@ -2,11 +2,15 @@ package transport
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
+	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -28,15 +32,34 @@ const maxPeek = 1 << 20
 // And note that go-sdk's SSEClientTransport makes its GET stream with the
 // context given to Client.Connect: a connect timeout on that context ends the
 // legacy SSE session when it fires.
+//
+// The client talks to one origin only, opts.URL's (see Options.URL): it
+// follows at most maxRedirects redirects within that origin, and fails a
+// request with ErrCrossOrigin — before anything is sent, so before any
+// configured header could leave — when a redirect, or a legacy SSE endpoint
+// event, points anywhere else.
 func HTTPClient(opts Options) *http.Client {
-	return &http.Client{Transport: &roundTripper{
+	rt := &roundTripper{
 		base:    http.DefaultTransport,
 		headers: opts.Headers,
 		max:     opts.maxFrame(),
 		log:     opts.logger(),
 		limits:  new(limitTable),
-	}}
+		notes:   newNotifyLimiter(opts),
+	}
+	if u, err := url.Parse(opts.URL); err == nil && opts.URL != "" {
+		rt.home, rt.origin = u, originOf(u)
+	}
+	return &http.Client{Transport: rt, CheckRedirect: rt.checkRedirect}
 }
+
+// maxRedirects bounds the redirects followed within the origin.
+const maxRedirects = 5
+
+// ErrCrossOrigin is the error (wrapped) of a request that would have left
+// the configured server's origin: a redirect to another scheme, host or
+// port, or a legacy SSE endpoint elsewhere.
+var ErrCrossOrigin = errors.New("refused to leave the configured server's origin")
 
 type roundTripper struct {
 	base    http.RoundTripper
@@ -44,6 +67,63 @@ type roundTripper struct {
 	max     int64
 	log     *slog.Logger
 	limits  *limitTable
+	notes   *notifyLimiter
+
+	mu     sync.Mutex
+	home   *url.URL // the configured URL; nil until known
+	origin string   // home's origin
+}
+
+// originOf is u's scheme, host and port, the port made explicit, all in
+// lower case: two URLs are the same origin when these are equal.
+func originOf(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		switch scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	host := strings.ToLower(u.Hostname())
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return scheme + "://" + host + ":" + port
+}
+
+// home returns the configured URL and its origin, taking req's when none
+// was configured.
+func (rt *roundTripper) homeFor(req *http.Request) (*url.URL, string) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.home == nil {
+		rt.home, rt.origin = req.URL, originOf(req.URL)
+	}
+	return rt.home, rt.origin
+}
+
+// checkRedirect is the client's CheckRedirect: redirects within the origin
+// are followed, up to maxRedirects; any other fails the request.
+func (rt *roundTripper) checkRedirect(req *http.Request, via []*http.Request) error {
+	from := via[len(via)-1].URL
+	_, home := rt.homeFor(via[0])
+	if to := originOf(req.URL); to != home {
+		return fmt.Errorf("%w: %s redirected to %s, which is not %s", ErrCrossOrigin, redact(from), redact(req.URL), home)
+	}
+	if len(via) > maxRedirects {
+		return fmt.Errorf("stopped after %d redirects (from %s)", maxRedirects, redact(via[0].URL))
+	}
+	return nil
+}
+
+// redact is u without user info, query or fragment, which may carry secrets.
+func redact(u *url.URL) string {
+	c := *u
+	c.User, c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = nil, "", false, "", ""
+	return c.String()
 }
 
 // httpCall is what a POST carrying a JSON-RPC call says about its response.
@@ -54,6 +134,14 @@ type httpCall struct {
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	// The last line of defence, whatever asked for req: configured headers
+	// never leave the origin, because nothing does.
+	if _, home := rt.homeFor(req); originOf(req.URL) != home {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, fmt.Errorf("%w: request to %s, which is not %s", ErrCrossOrigin, redact(req.URL), home)
+	}
 	r := req.Clone(req.Context())
 	for k, v := range rt.headers {
 		r.Header.Set(k, v)
@@ -74,6 +162,25 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	rt.bound(resp, call)
 	return resp, nil
+}
+
+// checkEndpoint refuses a legacy SSE endpoint event that names another
+// origin. go-sdk resolves the event's data against the configured URL.
+func (rt *roundTripper) checkEndpoint(data string) error {
+	rt.mu.Lock()
+	home, origin := rt.home, rt.origin
+	rt.mu.Unlock()
+	if home == nil {
+		return nil // no request has been made: cannot happen
+	}
+	u, err := home.Parse(strings.TrimSpace(data))
+	if err != nil {
+		return fmt.Errorf("SSE endpoint event %q: %w", data, err)
+	}
+	if originOf(u) != origin {
+		return fmt.Errorf("%w: the SSE endpoint event names %s, which is not %s", ErrCrossOrigin, redact(u), origin)
+	}
+	return nil
 }
 
 // peek reads r's (small) body to learn whether it carries a call, records the
@@ -122,7 +229,10 @@ func (rt *roundTripper) bound(resp *http.Response, call *httpCall) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case ct == "text/event-stream":
-		resp.Body = newSSEFilter(resp.Body, rt.max, rt.limits, rt.log)
+		f := newSSEFilter(resp.Body, rt.max, rt.limits, rt.log)
+		f.endpoint = rt.checkEndpoint
+		f.notes = rt.notes
+		resp.Body = f
 	case ct == "application/json" && call != nil:
 		// The response is this body: the table entry is not needed.
 		rt.limits.take(call.id)

@@ -33,6 +33,15 @@ type Options struct {
 	// Headers are set on every HTTP request (Authorization and the like). The
 	// stdio transports ignore them.
 	Headers map[string]string
+	// URL is the configured server URL. An HTTP client sends requests only
+	// to its origin (scheme, host and port): a redirect to another origin,
+	// or a legacy SSE endpoint event naming one, fails the request and
+	// never carries Headers there. Empty: the origin of the first request.
+	URL string
+	// OnListChanged is called (from the read loop: it must not block) for
+	// every dropped notification that may have been
+	// notifications/resources/list_changed; see notifyRate.
+	OnListChanged func()
 	// Logger receives dropped-message warnings and, for Command, the server's
 	// stderr lines (at Info, key "stderr"). Nil discards.
 	Logger *slog.Logger

@@ -68,6 +68,13 @@ type sseFilter struct {
 
 	out [][]byte // the rewritten event, not yet read
 	err error    // the source has ended
+
+	// endpoint, when set, checks the data of an "endpoint" event; an error
+	// ends the stream with it.
+	endpoint func(data string) error
+	fail     error
+	// notes, when set, rate-limits messages that carry a method.
+	notes *notifyLimiter
 }
 
 func newSSEFilter(src io.ReadCloser, max int64, limits *limitTable, log *slog.Logger) *sseFilter {
@@ -109,6 +116,9 @@ func (s *sseFilter) next() error {
 		if !s.midLine {
 			if complete && len(chunk) == 0 {
 				s.dispatch()
+				if s.fail != nil {
+					return s.fail
+				}
 				if len(s.out) > 0 {
 					return nil
 				}
@@ -124,6 +134,9 @@ func (s *sseFilter) next() error {
 		if err != nil && !s.midLine {
 			// As go-sdk does, a stream that ends inside an event ends it.
 			s.dispatch()
+			if s.fail != nil {
+				return s.fail
+			}
 			return err
 		}
 	}
@@ -218,6 +231,13 @@ func (s *sseFilter) dispatch() {
 	case name == "" || name == "message":
 		data = s.message()
 	case name == "endpoint" && !s.otherLong:
+		if s.endpoint != nil {
+			if err := s.endpoint(string(bytes.TrimSpace(s.other))); err != nil {
+				s.log.Warn("SSE endpoint refused", "op", "connect", "err", err)
+				s.fail, s.out = err, nil
+				return
+			}
+		}
 		for line := range bytes.SplitSeq(s.other, []byte{'\n'}) {
 			data = append(data, []byte("data: "), bytes.TrimSpace(line), []byte{'\n'})
 		}
@@ -237,6 +257,9 @@ func (s *sseFilter) dispatch() {
 // message decides the fate of a JSON-RPC message event's data and returns
 // its data line, or nothing.
 func (s *sseFilter) message() [][]byte {
+	if s.notes != nil && s.f.sc.method && !s.f.sc.bad && !s.notes.allow(s.f.head[:s.f.headN]) {
+		return nil
+	}
 	data, v := s.f.finish()
 	switch v {
 	case refuse:

@@ -51,6 +51,7 @@ type lineConn struct {
 	max     int64
 	log     *slog.Logger
 	limits  limitTable
+	notes   *notifyLimiter
 
 	writeMu sync.Mutex
 
@@ -73,6 +74,7 @@ func newLineConn(r io.Reader, w io.Writer, closeFn func() error, opts Options) *
 		closeFn:  closeFn,
 		max:      opts.maxFrame(),
 		log:      opts.logger(),
+		notes:    newNotifyLimiter(opts),
 		incoming: make(chan []jsonrpc.Message),
 		readDone: make(chan struct{}),
 		closed:   make(chan struct{}),
@@ -197,6 +199,9 @@ func (c *lineConn) readLoop(r io.Reader) {
 func (c *lineConn) dispatch(f *frame, noise *noise) bool {
 	if f.empty() {
 		return true // blank line
+	}
+	if f.sc.method && !f.sc.bad && !c.notes.allow(f.head[:f.headN]) {
+		return true
 	}
 	data, v := f.finish()
 	var msgs []jsonrpc.Message
