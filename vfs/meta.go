@@ -292,6 +292,7 @@ type OriginStatus struct {
 	ListedAt       time.Time `json:"listed_at,omitzero"`
 	BytesFetched   int64     `json:"bytes_fetched"`
 	Budget         int64     `json:"budget"`
+	BudgetWindow   string    `json:"budget_window"` // bytes_fetched counts what this window saw
 	Reads          int64     `json:"reads"`
 	FailedReads    int       `json:"failed_reads"`
 	LastError      string    `json:"last_error,omitempty"`
@@ -334,7 +335,7 @@ func (f *FS) Status() Status {
 			Catalog: t.source, Skills: len(t.skills), Rejected: len(t.rejected), Truncated: t.truncated,
 			ListResources: t.resources, ListBytes: t.bytes, CacheScope: t.scope, Withheld: t.withheld,
 			CatalogUnsaved: o.store.CatalogUnsaved(),
-			ListedAt:       rs.ListedAt, BytesFetched: rs.BytesFetched, Budget: rs.Budget, Reads: rs.Reads,
+			ListedAt:       rs.ListedAt, BytesFetched: rs.BytesFetched, Budget: rs.Budget, BudgetWindow: rs.BudgetWindow.String(), Reads: rs.Reads,
 			LastError: rs.LastError, LastErrorAt: rs.LastErrorAt,
 		}
 		o.mu.Lock()
