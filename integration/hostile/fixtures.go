@@ -58,6 +58,10 @@ const (
 	// OldRevision is honest but speaks the older revision of SEP-2640:
 	// its resources carry no size.
 	OldRevision = "old-revision"
+	// Restart is driven by the state file's phase (State): a server that
+	// dies while answering a read ("dying") and comes back with other
+	// content ("new").
+	Restart = "restart"
 	// MarkdownSteering is honest bytes whose strings try to take over a
 	// host's Markdown index: see MarkdownSteeringSegment and
 	// MarkdownSteeringDescription.
@@ -115,6 +119,13 @@ const (
 	HugeText Behaviour = "huge-text"
 	// TextAndBlob: one content carrying both text and blob (the honest bytes in each).
 	TextAndBlob Behaviour = "text-and-blob"
+	// Restarted: restart's data.txt: content A until the state file's
+	// phase is "new", then content B in skills/list, skills/get and
+	// resources/read alike.
+	Restarted Behaviour = "restarted"
+	// DiesWhenDying: restart's inflight.txt: honest, except that in phase
+	// "dying" the server dies while answering its read (as Die).
+	DiesWhenDying Behaviour = "dies-when-dying"
 )
 
 // Fixtures returns every per-skill fixture name, in the order the server
@@ -127,7 +138,7 @@ var fixtureOrder = []string{
 	NameMismatch, OversizeSkillMD, TooManyResources, DeclaredTotalOver, Budget1, Budget2, Budget3,
 	Dynamic, NoResources, AllowedTools, NestedAllowedTools, SameName, CaseCollision, TagChars,
 	EscapingChildren, EndlessDirCursor, SlowRead, HangRead, DieMidRead, MalformedRead, Stale,
-	SameURIOtherOrigin, OldRevision, MarkdownSteering,
+	SameURIOtherOrigin, OldRevision, MarkdownSteering, Restart,
 }
 
 // file is one file the server serves.
@@ -186,9 +197,11 @@ type skillDef struct {
 // dir is the skill's folder URI.
 func (d *skillDef) dir() string { return strings.TrimSuffix(d.uri, "/SKILL.md") }
 
-// entry renders the skill's entry; with updated, a Phased file is
-// advertised with its content B.
-func (d *skillDef) entry(updated bool) skill.Entry {
+// entry renders the skill's entry in the state file's phase, for
+// skills/get (get) or skills/list: a Phased file is advertised with its
+// content B by skills/get in phase "c", a Restarted one by both in phase
+// "new".
+func (d *skillDef) entry(phase string, get bool) skill.Entry {
 	e := skill.Entry{URI: d.uri, Frontmatter: d.fm, Manifest: d.manifest}
 	if d.manifest != skill.Listed {
 		return e
@@ -197,6 +210,7 @@ func (d *skillDef) entry(updated bool) skill.Entry {
 		if !f.listed {
 			continue
 		}
+		updated := f.read == Phased && get && phase == "c" || f.read == Restarted && phase == "new"
 		if updated && f.alt != nil {
 			e.Resources = append(e.Resources, f.alt.resource())
 			continue
@@ -502,6 +516,13 @@ var builders = map[string]func(variant string) []*skillDef{
 			"# stale\n\nSee data.txt.\n", data))
 	},
 	OldRevision: oldRevision,
+	Restart: func(string) []*skillDef {
+		data := text("skill://restart/data.txt", strings.Repeat("restart data, content A\n", 64)).with(Restarted)
+		data.alt = text("skill://restart/data.txt", strings.Repeat("restart data, content B, after the server came back\n", 48))
+		return one(basic(Restart, Restart, "A skill whose server dies mid-read and comes back with other content",
+			"# restart\n\nSee data.txt.\n", data,
+			text("skill://restart/inflight.txt", "the read in flight when the server died\n"+string(filler("inflight", 8192))).with(DiesWhenDying)))
+	},
 	MarkdownSteering: func(string) []*skillDef {
 		seg := url.PathEscape(MarkdownSteeringSegment)
 		d := basic(MarkdownSteering, MarkdownSteering+"/"+seg+"/steer", MarkdownSteeringDescription,
