@@ -80,8 +80,11 @@ promote() {
     have=$((have + 1))
     added=$((added + 1))
   done < <(find "$from" -type f -printf '%s %p\n' | sort -n)
-  [ "$added" -eq 0 ] && rmdir "$to" 2>/dev/null
-  echo "fuzz.sh: $pkg $name: $added generated input(s) added to ${to#./}"
+  if [ "$added" -eq 0 ]; then
+    rmdir "$to" 2>/dev/null || true
+  else
+    echo "fuzz.sh: $pkg $name: $added generated input(s) added to ${to#"$PWD"/}"
+  fi
 }
 
 all=$(targets | grep -E -- "$pattern" || true)
