@@ -131,7 +131,7 @@ func serveHTTP(t *testing.T, dir string, extra ...string) *httpServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Stop(t) })
-	line, err := waitLine(t, stderr, s.out, "serving ", 30*time.Second)
+	line, err := waitLine(t, stderr, s.out, "serving ", 2*time.Minute)
 	if err != nil {
 		t.Fatalf("skillfs serve: %v\n%s", err, s.out.String())
 	}
@@ -234,7 +234,10 @@ func startMount(t *testing.T, cfgPath string, extra ...string) *mount {
 
 func (m *mount) start(t *testing.T, cfgPath string, extra ...string) *mount {
 	t.Helper()
-	args := append([]string{"mount", "--config", cfgPath, "--cache-dir", m.Cache}, extra...)
+	// The mount goes live once every origin has listed or is offline,
+	// however slow the machine: tests read status.json and index.json
+	// right after the ready line. (A later --startup-timeout in extra wins.)
+	args := append([]string{"mount", "--config", cfgPath, "--cache-dir", m.Cache, "--startup-timeout", "10m"}, extra...)
 	return m.run(t, nil, append(args, m.Dir)...)
 }
 
@@ -259,7 +262,7 @@ func (m *mount) run(t *testing.T, env []string, args ...string) *mount {
 		close(m.done)
 	}()
 	t.Cleanup(func() { m.Stop(t) })
-	if _, err := waitLine(t, stdout, io.Discard, "skillfs: mounted", 60*time.Second); err != nil {
+	if _, err := waitLine(t, stdout, io.Discard, "skillfs: mounted", 12*time.Minute); err != nil {
 		select {
 		case <-m.done:
 			if m.code == 3 {
@@ -292,10 +295,10 @@ func (m *mount) Stop(t *testing.T) {
 		m.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-m.done:
-		case <-time.After(20 * time.Second):
+		case <-time.After(2 * time.Minute):
 			m.cmd.Process.Kill()
 			<-m.done
-			t.Errorf("skillfs mount did not exit within 20s of SIGTERM\n%s", m.log.String())
+			t.Errorf("skillfs mount did not exit within 2 minutes of SIGTERM\n%s", m.log.String())
 		}
 		if m.code != 0 && !t.Failed() {
 			t.Errorf("skillfs mount exited %d after SIGTERM\n%s", m.code, m.log.String())

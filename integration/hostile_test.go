@@ -70,7 +70,7 @@ func hostileHTTP(t *testing.T, opts hostile.Options) map[string]any {
 			<-done
 		}
 	})
-	line, err := waitLine(t, stderr, io.Discard, "hostile: listening on ", 30*time.Second)
+	line, err := waitLine(t, stderr, io.Discard, "hostile: listening on ", 2*time.Minute)
 	if err != nil {
 		t.Fatalf("hostile server: %v", err)
 	}
@@ -175,17 +175,30 @@ func TestHostileSkills(t *testing.T) {
 func testHostileSkills(t *testing.T, origin hostileOrigin) {
 	good := newHonest(t)
 	access := filepath.Join(t.TempDir(), "evil.log")
+	hangAccess := filepath.Join(t.TempDir(), "hang.log")
 	fixtures := slices.DeleteFunc(hostile.Fixtures(), func(f string) bool {
-		// Each of these gets a server of its own below.
-		return f == hostile.DieMidRead || f == hostile.Stale || f == hostile.EscapingChildren || f == hostile.EndlessDirCursor
+		// Each of these gets a server of its own (hang-read: the "hang"
+		// origin below; the others: their own tests).
+		return f == hostile.DieMidRead || f == hostile.Stale || f == hostile.EscapingChildren || f == hostile.EndlessDirCursor ||
+			f == hostile.HangRead || f == hostile.MarkdownSteering
 	})
+	// No assertion on "evil" may depend on how fast this machine is: its
+	// call timeout is far longer than any slowness (a 20 MiB over-long
+	// response must be refused as over-limit, never time out first; the
+	// 3 s slow read must complete). Only the "hang" origin, whose read
+	// never gets an answer, relies on a call timeout, and any value
+	// would do there.
 	cfg := writeConfig(t, map[string]any{
 		"evil": origin(t, hostile.Options{Fixtures: fixtures, AccessLog: access}),
+		"hang": origin(t, hostile.Options{Fixtures: []string{hostile.HangRead}, AccessLog: hangAccess}),
 		"good": good.entry(),
-	}, map[string]any{"servers": map[string]any{"evil": map[string]any{"limits": map[string]any{
-		"budget":       "10MiB",
-		"call_timeout": "6s",
-	}}}})
+	}, map[string]any{"servers": map[string]any{
+		"evil": map[string]any{"limits": map[string]any{
+			"budget":       "10MiB",
+			"call_timeout": "10m",
+		}},
+		"hang": map[string]any{"limits": map[string]any{"call_timeout": "3s"}},
+	}})
 	m := startMount(t, cfg)
 	m.warnings = true // hostile servers make the daemon warn, as they should
 	evil := func(p ...string) string { return m.Path(append([]string{"evil"}, p...)...) }
@@ -198,7 +211,7 @@ func testHostileSkills(t *testing.T, origin hostileOrigin) {
 			}
 			return nil
 		})
-		if got := reads(t, access); len(got) != 0 {
+		if got := append(reads(t, access), reads(t, hangAccess)...); len(got) != 0 {
 			t.Errorf("listing made %d resources/read calls: %v", len(got), got)
 		}
 	})
@@ -351,7 +364,16 @@ func testHostileSkills(t *testing.T, origin hostileOrigin) {
 		done := make(chan error, 1)
 		go func() { _, err := os.ReadFile(evil("slow-read", "SKILL.md")); done <- err }()
 		hung := make(chan error, 1)
-		go func() { _, err := os.ReadFile(evil("hang-read", "SKILL.md")); hung <- err }()
+		go func() { _, err := os.ReadFile(m.Path("hang", "hang-read", "SKILL.md")); hung <- err }()
+		waitFor(t, 5*time.Minute, "the hung read to reach its server", func() bool {
+			return hostileReads(t, hangAccess, "skill://hang-read/SKILL.md") > 0
+		})
+		// Other reads of the same origin and of others go on. (On a slow
+		// enough machine the hung call may have timed out by now; these
+		// reads must succeed either way.)
+		if _, err := os.ReadFile(m.Path("hang", "honest-a", "SKILL.md")); err != nil {
+			t.Errorf("honest-a of the origin whose read hangs: %v", err)
+		}
 		good.check(t, m)
 		if _, err := os.ReadFile(evil("honest-a", "SKILL.md")); err != nil {
 			t.Errorf("honest-a while another read hangs: %v", err)
@@ -364,8 +386,11 @@ func testHostileSkills(t *testing.T, origin hostileOrigin) {
 			if !errors.Is(err, syscall.EIO) {
 				t.Errorf("hung read: %v, want EIO", err)
 			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("the hung read did not fail within 30s (call_timeout is 6s)")
+		case <-time.After(5 * time.Minute):
+			t.Errorf("the hung read did not fail within 5 minutes (call_timeout is 3s)")
+		}
+		if _, reason, _, _ := indexEntry(t, m, "hang", "skill://hang-read/SKILL.md"); reason != "timeout" {
+			t.Errorf("hung read: index.json reason %q, want timeout", reason)
 		}
 	})
 
@@ -415,7 +440,7 @@ func TestHostileStaleListing(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []byte
-			waitFor(t, 30*time.Second, "the read to succeed once skills/get advertises the new digest", func() bool {
+			waitFor(t, 2*time.Minute, "the read to succeed once skills/get advertises the new digest", func() bool {
 				b, err := os.ReadFile(p)
 				if err != nil {
 					return false
@@ -447,7 +472,7 @@ func TestHostileServerDiesMidRead(t *testing.T) {
 			good.check(t, m)
 			if tr.name == "stdio" {
 				// The supervisor starts the command again.
-				waitFor(t, 60*time.Second, "the stdio server to be restarted", func() bool {
+				waitFor(t, 2*time.Minute, "the stdio server to be restarted", func() bool {
 					_, err := os.ReadFile(m.Path("evil", "honest-a", "SKILL.md"))
 					return err == nil
 				})
@@ -517,11 +542,36 @@ func TestHostileServers(t *testing.T) {
 	}
 	cfg := writeConfig(t, servers, map[string]any{"defaults": map[string]any{"limits": map[string]any{
 		"max_list_pages": 20,
-		"call_timeout":   "10s",
+		// Far longer than any slowness: the huge page must be refused as
+		// too large, never time out first. No mode here hangs.
+		"call_timeout": "10m",
 	}}})
 	m := startMount(t, cfg)
 	m.warnings = true // hostile servers make the daemon warn, as they should
-	status := readStatus(t, m)
+	// The mount may be ready before every origin has listed (a loaded
+	// machine makes the huge page slow to arrive), so wait until the
+	// listings settle, then check each: a timeout here reports what was
+	// missing below rather than a bare deadline.
+	var status map[string]originStatus
+	malformedRejected := func() int {
+		n := 0
+		for _, s := range readIndex(t, m).Skills {
+			if s.Origin == hostile.ModeMalformedList && s.State == "rejected" {
+				n++
+			}
+		}
+		return n
+	}
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		status = readStatus(t, m)
+		settled := strings.Contains(status[hostile.ModeEndlessList].Truncated, "max_list_pages") &&
+			strings.Contains(status[hostile.ModeHugeListPage].Truncated+status[hostile.ModeHugeListPage].LastError, "larger than") &&
+			status[hostile.ModeNoExtension].State == "no-skills" &&
+			malformedRejected() >= len(hostile.MalformedEntries())/2
+		if settled || time.Now().After(deadline) {
+			break
+		}
+	}
 
 	if s := status[hostile.ModeEndlessList]; !strings.Contains(s.Truncated, "max_list_pages") {
 		t.Errorf("endless list: truncated %q", s.Truncated)
@@ -541,13 +591,7 @@ func TestHostileServers(t *testing.T) {
 	if _, err := os.ReadFile(m.Path(hostile.ModeMalformedList, "honest-a", "SKILL.md")); err != nil {
 		t.Errorf("the honest entry beside malformed ones: %v", err)
 	}
-	malformed := 0
-	for _, s := range readIndex(t, m).Skills {
-		if s.Origin == hostile.ModeMalformedList && s.State == "rejected" {
-			malformed++
-		}
-	}
-	if malformed < len(hostile.MalformedEntries())/2 {
+	if malformed := malformedRejected(); malformed < len(hostile.MalformedEntries())/2 {
 		t.Errorf("only %d rejected entries from the malformed listing", malformed)
 	}
 	readEIO(t, m.Path(hostile.ModeDieAfterList, "honest-a", "SKILL.md"))

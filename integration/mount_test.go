@@ -61,6 +61,12 @@ type twoOrigins struct {
 
 func mountTwoOrigins(t *testing.T) *twoOrigins {
 	t.Helper()
+	return mountTwoOriginsWith(t, nil)
+}
+
+// mountTwoOriginsWith is mountTwoOrigins with a skillfs config section.
+func mountTwoOriginsWith(t *testing.T, skillfs map[string]any) *twoOrigins {
+	t.Helper()
 	o := &twoOrigins{localDir: t.TempDir(), remoteDir: t.TempDir()}
 	o.local = genTree(t, o.localDir, "local")
 	o.remote = genTree(t, o.remoteDir, "remote")
@@ -69,7 +75,7 @@ func mountTwoOrigins(t *testing.T) *twoOrigins {
 	cfg := writeConfig(t, map[string]any{
 		"local":  stdioServe(o.localDir, o.localLog),
 		"remote": map[string]any{"type": "http", "url": o.remoteSrv.URL},
-	}, nil)
+	}, skillfs)
 	o.m = startMount(t, cfg)
 	return o
 }

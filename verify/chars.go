@@ -1,5 +1,7 @@
 package verify
 
+import "unicode"
+
 // Character classes shared by URI checks, content flags and error subjects.
 
 // isTagChar reports Unicode tag characters, which render as nothing and have
@@ -50,3 +52,25 @@ func invisibleInName(r rune) bool {
 
 // invisible is the union used when escaping text for display.
 func invisible(r rune) bool { return isBidi(r) || isTagChar(r) || isZeroWidth(r) }
+
+// Hidden reports characters that text shown to a person or a model must
+// render as an escape rather than as themselves: C0 and C1 controls and DEL,
+// the invisible classes above (tag characters, bidi controls, zero-width
+// characters), every other format character (Unicode category Cf), line and
+// paragraph separators, variation selectors (which can carry a hidden byte
+// each) and the Hangul fillers that display as blank.
+func Hidden(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
+		return true
+	case invisible(r), unicode.Is(unicode.Cf, r):
+		return true
+	case r == 0x2028, r == 0x2029:
+		return true
+	case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF:
+		return true
+	case r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0:
+		return true
+	}
+	return false
+}

@@ -46,7 +46,7 @@ func Describe(fixture, variant string) ([]Skill, error) {
 	}
 	out := make([]Skill, 0, len(defs))
 	for _, d := range defs {
-		sk := Skill{Fixture: fixture, Entry: d.entry(false)}
+		sk := Skill{Fixture: fixture, Entry: d.entry("", false)}
 		for _, f := range d.files {
 			sk.Files = append(sk.Files, File{URI: f.uri, Listed: f.listed, Behaviour: f.read, f: f})
 		}

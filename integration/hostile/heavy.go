@@ -47,7 +47,7 @@ func (h Heavy) withDefaults() Heavy {
 // with h, and the honest bytes of each of its files by URI.
 func HeavySkill(h Heavy, n int) (Skill, map[string][]byte) {
 	d := heavySkill(h.withDefaults(), n)
-	sk := Skill{Fixture: ModeHeavyList, Entry: d.entry(false)}
+	sk := Skill{Fixture: ModeHeavyList, Entry: d.entry("", false)}
 	files := map[string][]byte{}
 	for _, f := range d.files {
 		sk.Files = append(sk.Files, File{URI: f.uri, Listed: true, Behaviour: Honest, f: f})
@@ -89,7 +89,7 @@ func (s *Server) heavyPage(k int) json.RawMessage {
 	h := s.opts.Heavy.withDefaults()
 	entries := make([]json.RawMessage, 0, h.Entries)
 	for i := range h.Entries {
-		entries = append(entries, marshalEntry(heavySkill(h, (k-1)*h.Entries+i).entry(false)))
+		entries = append(entries, marshalEntry(heavySkill(h, (k-1)*h.Entries+i).entry("", false)))
 	}
 	return joinArray(entries)
 }

@@ -164,7 +164,7 @@ func (s *Server) listPage(cursor string) (json.RawMessage, string, error) {
 		var entries []json.RawMessage
 		ph := s.currentPhase()
 		for _, d := range s.skills[off:end] {
-			entries = append(entries, marshalEntry(d.entryIn(ph, false)))
+			entries = append(entries, marshalEntry(d.entry(ph, false)))
 		}
 		if off == 0 && s.opts.Mode == ModeMalformedList {
 			entries = interleave(malformed, entries)
@@ -190,8 +190,8 @@ func (s *Server) listPage(cursor string) (json.RawMessage, string, error) {
 			return bad()
 		}
 		entries := []json.RawMessage{
-			marshalEntry(generatedSkill("endless", 2*k-2).entry(false)),
-			marshalEntry(generatedSkill("endless", 2*k-1).entry(false)),
+			marshalEntry(generatedSkill("endless", 2*k-2).entry("", false)),
+			marshalEntry(generatedSkill("endless", 2*k-1).entry("", false)),
 		}
 		return joinArray(entries), "endless:" + strconv.Itoa(k+1), nil
 	case strings.HasPrefix(cursor, "heavy:") && s.opts.Mode == ModeHeavyList:
@@ -256,7 +256,7 @@ func bulkPage() json.RawMessage {
 		if n > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, marshalEntry(generatedSkill("bulk", n).entry(false))...)
+		b = append(b, marshalEntry(generatedSkill("bulk", n).entry("", false))...)
 	}
 	return append(b, ']')
 }
@@ -272,8 +272,7 @@ func (s *Server) getSkill(_ context.Context, _ *mcp.ServerSession, p *getParams)
 	if d == nil || d.uri != p.URI {
 		return nil, invalidParams(p.URI, "%s is not the SKILL.md of a skill this server serves", p.URI)
 	}
-	ph := s.currentPhase()
-	res := &getResult{Skill: d.entryIn(ph, ph == "c")}
+	res := &getResult{Skill: d.entry(s.currentPhase(), true)}
 	if newProtocol(p.Meta) {
 		res.ResultType = "complete"
 	}
@@ -412,6 +411,14 @@ func (s *Server) readResource(ctx context.Context, p *mcp.ReadResourceParams) (m
 	case Phased:
 		if ph := s.currentPhase(); ph == "b" || ph == "c" {
 			b = f.alt.gen()
+		}
+	case Restarted:
+		if s.currentPhase() == "new" {
+			b = f.alt.gen()
+		}
+	case DiesWhenDying:
+		if s.currentPhase() == "dying" {
+			res.Meta = mcp.Meta{dieKey: dieHalf}
 		}
 	case Slow:
 		select {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,9 @@ type State struct {
 	//   "a" (or ""): skills/list and skills/get advertise content A, reads serve A;
 	//   "b": reads serve B, skills/list and skills/get still advertise A;
 	//   "c": reads serve B, skills/get advertises B, skills/list still A.
+	// and the restart fixture:
+	//   "dying": as "a", but reading inflight.txt kills the server mid-answer;
+	//   "new": data.txt is content B in the listing, skills/get and reads.
 	Phase string `json:"phase"`
 }
 
@@ -69,7 +73,7 @@ func (s *Server) loadState() {
 	if err == nil {
 		err = json.Unmarshal(b, &st)
 	}
-	if err == nil && st.Phase != "" && st.Phase != "a" && st.Phase != "b" && st.Phase != "c" {
+	if err == nil && !slices.Contains([]string{"", "a", "b", "c", "dying", "new"}, st.Phase) {
 		err = fmt.Errorf("unknown phase %q", st.Phase)
 	}
 	if err != nil {
