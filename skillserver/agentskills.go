@@ -24,7 +24,7 @@ const (
 // the server refuses it rather than publish what some hosts drop.
 //
 // Fields the specification does not define (hooks, version, ...) are
-// published as they are: the specification does not forbid them, hosts
+// published as they are (and so is allowed-tools as a list, below): the specification does not forbid them, hosts
 // ignore or flag them, and authors use them.
 func agentSkillsProblem(fm map[string]any) string {
 	if d, ok := fm["description"].(string); ok {
@@ -43,12 +43,17 @@ func agentSkillsProblem(fm map[string]any) string {
 			return fmt.Sprintf("agent-skills: compatibility is %d characters; the Agent Skills specification allows at most %d", n, maxCompatibilityChars)
 		}
 	}
-	for _, k := range []string{"license", "allowed-tools"} {
-		if v, ok := fm[k]; ok {
-			if _, isString := v.(string); !isString {
-				return "agent-skills: " + k + " is " + kindOfValue(v) + "; the Agent Skills specification requires a string" + stringHint(k)
-			}
+	if v, ok := fm["license"]; ok {
+		if _, isString := v.(string); !isString {
+			return "agent-skills: license is " + kindOfValue(v) + "; the Agent Skills specification requires a string"
 		}
+	}
+	// allowed-tools is a space-separated string in the specification. A
+	// YAML list of strings is accepted too, as the one exception: skills in
+	// the wild (and this repository's vfs tests) spell it so, every host
+	// reads it as the same request, and skillfs only reports it.
+	if v, ok := fm["allowed-tools"]; ok && !stringOrStrings(v) {
+		return "agent-skills: allowed-tools is " + kindOfValue(v) + "; the Agent Skills specification requires a string of space-separated tool names"
 	}
 	if v, ok := fm["metadata"]; ok {
 		m, isMap := v.(map[string]any)
@@ -69,11 +74,19 @@ func agentSkillsProblem(fm map[string]any) string {
 	return ""
 }
 
-func stringHint(field string) string {
-	if field == "allowed-tools" {
-		return " of space-separated tool names"
+func stringOrStrings(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return true
+	case []any:
+		for _, e := range x {
+			if _, ok := e.(string); !ok {
+				return false
+			}
+		}
+		return true
 	}
-	return ""
+	return false
 }
 
 // kindOfValue names a frontmatter value's JSON kind for a message.

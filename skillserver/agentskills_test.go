@@ -52,7 +52,9 @@ func TestAgentSkillsRules(t *testing.T) {
 		{"license a string", "x", "license: Proprietary. LICENSE.txt has the terms\n", ""},
 		{"license a number", "x", "license: 2\n", "license is a number"},
 		{"allowed-tools a string", "x", "allowed-tools: Bash(git:*) Read\n", ""},
-		{"allowed-tools a list", "x", "allowed-tools: [Read, Grep]\n", "allowed-tools is a list; the Agent Skills specification requires a string of space-separated tool names"},
+		{"allowed-tools a list of strings", "x", "allowed-tools: [Read, Grep]\n", ""},
+		{"allowed-tools a list with a number", "x", "allowed-tools: [Read, 1]\n", "allowed-tools is a list; the Agent Skills specification requires a string of space-separated tool names"},
+		{"allowed-tools a mapping", "x", "allowed-tools:\n  Read: true\n", "allowed-tools is a mapping"},
 
 		{"metadata of strings", "x", "metadata:\n  author: acme\n  version: \"1.0\"\n", ""},
 		{"empty metadata", "x", "metadata: {}\n", ""},

@@ -51,10 +51,11 @@
 //     (checked from stat before any file is read);
 //   - a skill whose frontmatter breaks another rule of the Agent Skills
 //     specification: a description over 1024 characters, a compatibility
-//     that is not a string of 1 to 500, a license or allowed-tools that is
-//     not a string, metadata that is not a map of strings. Characters are
-//     Unicode code points. Fields the specification does not define are
-//     published as written;
+//     that is not a string of 1 to 500, a license that is not a string,
+//     an allowed-tools that is neither a string nor a list of strings (the
+//     list is a tolerated spelling), metadata that is not a map of strings.
+//     Characters are Unicode code points. Fields the specification does
+//     not define are published as written;
 //   - a SKILL.md directly in DIR, which has no skill path;
 //   - a top-level folder that cannot be a URI authority (only letters,
 //     digits and -._~!$&'()*+,;= and non-ASCII: go-sdk's url.Parse refuses
