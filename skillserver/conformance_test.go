@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillfs/skillfs/skill"
+	"github.com/skillfs/skillfs/verify"
 )
 
 // sha256Digest is the test's own digest, independent of the server's code.
@@ -190,6 +191,7 @@ func checkConformance(t *testing.T, p *peer, fx *fixture, pageSize int) {
 		}
 	}
 	walked := map[string]bool{}
+	skillMDs := 0
 	for len(queue) > 0 {
 		dir := queue[0]
 		queue = queue[1:]
@@ -203,6 +205,14 @@ func checkConformance(t *testing.T, p *peer, fx *fixture, pageSize int) {
 				if !strings.HasPrefix(c.URI, dir+"/") || strings.Contains(strings.TrimPrefix(c.URI, dir+"/"), "/") {
 					t.Errorf("directory %s lists %s, which is not a direct child", dir, c.URI)
 					continue
+				}
+				// A host builds `ls` from the names: each child, SKILL.md
+				// and folders included, is named by its last segment.
+				if u, err := verify.ParseURI(c.URI); err != nil || c.Name != u.Name() {
+					t.Errorf("directory %s lists %s named %q, want its last segment", dir, c.URI, c.Name)
+				}
+				if strings.HasSuffix(c.URI, "/SKILL.md") {
+					skillMDs++
 				}
 				if c.MIMEType == "inode/directory" {
 					queue = append(queue, c.URI)
@@ -218,6 +228,9 @@ func checkConformance(t *testing.T, p *peer, fx *fixture, pageSize int) {
 	}
 	if !reflect.DeepEqual(walked, served) {
 		t.Errorf("directory reads reach %d files, the skills list %d", len(walked), len(served))
+	}
+	if skillMDs < len(entries) {
+		t.Errorf("directory reads reach %d SKILL.md files, want at least %d", skillMDs, len(entries))
 	}
 
 	// What must fail with -32602.

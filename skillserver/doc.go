@@ -30,6 +30,8 @@
 //     served files, from the top-level folder (skill://acme) down, folders
 //     as inode/directory; paged by cursor; -32602 for a missing URI or a
 //     file. Empty folders and folders holding nothing served do not exist.
+//     Each child is named by its last path segment ("SKILL.md", not the
+//     skill's name, which resources/list gives it).
 //
 // In the 2026-07-28 protocol the results also carry resultType, and list
 // results ttlMs 0 (the folder may change at any moment; list_changed says
@@ -47,6 +49,13 @@
 //     Agent Skills naming rules, two paths that differ only in case or
 //     Unicode normalisation, or more than SEP-2640's 512 files or 16 MiB
 //     (checked from stat before any file is read);
+//   - a skill whose frontmatter breaks another rule of the Agent Skills
+//     specification: a description over 1024 characters, a compatibility
+//     that is not a string of 1 to 500, a license that is not a string,
+//     an allowed-tools that is neither a string nor a list of strings (the
+//     list is a tolerated spelling), metadata that is not a map of strings.
+//     Characters are Unicode code points. Fields the specification does
+//     not define are published as written;
 //   - a SKILL.md directly in DIR, which has no skill path;
 //   - a top-level folder that cannot be a URI authority (only letters,
 //     digits and -._~!$&'()*+,;= and non-ASCII: go-sdk's url.Parse refuses

@@ -114,11 +114,15 @@ func newFixture(t testing.TB, nSkills int) *fixture {
 			folder = fmt.Sprintf("acme/dept-%d/skill-%02d", i%2, i)
 		}
 		fx.addSkill(t, folder,
-			"license: Apache-2.0\nmetadata:\n  version: \"1.0\"\n  build: 42\nallowed-tools:\n  - Read\n  - Grep\n",
+			"license: Apache-2.0\ncompatibility: Needs Python 3\nmetadata:\n  version: \"1.0\"\n  build: \"42\"\nallowed-tools: Read Grep\nx-build: 42\n",
 			map[string]any{
 				"license":       "Apache-2.0",
-				"metadata":      map[string]any{"version": "1.0", "build": json.Number("42")},
-				"allowed-tools": []any{"Read", "Grep"},
+				"compatibility": "Needs Python 3",
+				"metadata":      map[string]any{"version": "1.0", "build": "42"},
+				"allowed-tools": "Read Grep",
+				// A field the Agent Skills specification does not define
+				// is published as written.
+				"x-build": json.Number("42"),
 			})
 		fx.write(t, folder+"/references/guide.md", []byte(fmt.Sprintf("# Guide %d\n\nStep one.\n", i)), true)
 		fx.write(t, folder+"/references/deep/deeper/note.txt", []byte(strings.Repeat("note ", i+1)), true)
@@ -148,7 +152,8 @@ func newFixture(t testing.TB, nSkills int) *fixture {
 	fx.write(t, "no-desc/SKILL.md", []byte("---\nname: no-desc\n---\n"), false)
 	fx.write(t, "no-frontmatter/SKILL.md", []byte("# just markdown\n"), false)
 	fx.write(t, "team-0/Bad_Name/SKILL.md", []byte("---\nname: Bad_Name\ndescription: x\n---\n"), false)
-	fx.refused = append(fx.refused, "bad-name/SKILL.md", "no-desc/SKILL.md", "no-frontmatter/SKILL.md", "team-0/Bad_Name/SKILL.md")
+	fx.write(t, "long-desc/SKILL.md", []byte("---\nname: long-desc\ndescription: "+strings.Repeat("é", 1025)+"\n---\n"), false)
+	fx.refused = append(fx.refused, "bad-name/SKILL.md", "no-desc/SKILL.md", "no-frontmatter/SKILL.md", "team-0/Bad_Name/SKILL.md", "long-desc/SKILL.md")
 
 	// A symlink out of DIR inside a served skill: left out, reported.
 	outside := filepath.Join(t.TempDir(), "secret.txt")

@@ -552,6 +552,12 @@ func (sc *scanner) build(w *walk, p *pass) *catalog {
 			refuse(segs, reason(ce.fmErr))
 			continue
 		}
+		// Checked before the other files are hashed: a skill refused for
+		// its frontmatter costs no reading.
+		if why := agentSkillsProblem(ce.fm); why != "" {
+			refuse(segs, why)
+			continue
+		}
 		ms := []member{{md, ce}} // SKILL.md first, then path order
 		for _, f := range files {
 			if f.rel == md.rel {
@@ -616,9 +622,14 @@ func (sc *scanner) build(w *walk, p *pass) *catalog {
 
 // addToDirs records a served file and every folder above it in the
 // directory index, up to the top-level folder. Only folders holding served
-// files exist there.
+// files exist there. A child is named by its last path segment, as in
+// SEP-2640's example and the Working Group's SDK: a host builds `ls` from
+// the names, so a SKILL.md is "SKILL.md" here even though resources/list
+// names it after its skill (SEP-2640, Resource Metadata).
 func (cat *catalog) addToDirs(u verify.URI, res *mcp.Resource) {
-	child := res
+	c := *res
+	c.Name = u.Name()
+	child := &c
 	for {
 		p, ok := u.Parent()
 		if !ok {

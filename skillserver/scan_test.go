@@ -402,7 +402,7 @@ func TestNestedAndHidden(t *testing.T) {
 // The frontmatter in the listing is the SKILL.md's, field by field, as
 // verify compares it.
 func TestFrontmatterVerbatim(t *testing.T) {
-	md := "---\nname: s\ndescription: d\nlicense: MIT\nmetadata:\n  version: 1.10\n  n: 007\n  when: 2024-01-02\n  list: [a, 1, true, null]\nallowed-tools: Read Grep\n---\nbody\n"
+	md := "---\nname: s\ndescription: d\nlicense: MIT\nmetadata:\n  version: \"1.10\"\nallowed-tools: Read Grep\nx-extra:\n  version: 1.10\n  n: 007\n  when: 2024-01-02\n  list: [a, 1, true, null]\n---\nbody\n"
 	dir := tree(t, map[string]string{"s/SKILL.md": md})
 	s := newServer(t, dir)
 	e := s.Skills()[0]

@@ -191,7 +191,8 @@ func TestDirectoryRead(t *testing.T) {
 				t.Errorf("skill://acme: %v, want %v", got, want)
 			}
 			got := names(read("skill://acme/tools/s"))
-			want := []string{"s|text/markdown", "f0.md|text/markdown", "f1.md|text/markdown", "f2.md|text/markdown", "f3.md|text/markdown", "f4.md|text/markdown", "sub|inode/directory"}
+			// SKILL.md by its file name, not its skill's (issue 8, item 17).
+			want := []string{"SKILL.md|text/markdown", "f0.md|text/markdown", "f1.md|text/markdown", "f2.md|text/markdown", "f3.md|text/markdown", "f4.md|text/markdown", "sub|inode/directory"}
 			if !slices.Equal(got, want) {
 				t.Errorf("skill root:\n got %v\nwant %v", got, want)
 			}
