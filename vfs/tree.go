@@ -351,7 +351,15 @@ func changes(old, new *tree) (files, dirs []string) {
 			dirs = append(dirs, p)
 		}
 	}
+	// A directory that directory reads showed before the catalog rejected
+	// its skill must leave the kernel's caches too: lookup, getattr and
+	// readdir then agree that it does not exist.
+	for p := range new.rejectedDirs {
+		if !old.rejectedDirs[p] && new.nodes[p] == nil {
+			dirs = append(dirs, p, parentOf(p))
+		}
+	}
 	slices.Sort(files)
 	slices.Sort(dirs)
-	return files, dirs
+	return files, slices.Compact(dirs)
 }
