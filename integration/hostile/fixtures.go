@@ -197,7 +197,6 @@ type skillDef struct {
 	fmPhased map[string]any
 }
 
-
 // dir is the skill's folder URI.
 func (d *skillDef) dir() string { return strings.TrimSuffix(d.uri, "/SKILL.md") }
 
