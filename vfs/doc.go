@@ -22,7 +22,7 @@
 // bytes and only then serves them. Concurrent first reads of one file share
 // one request. A failed check may mean the listing is stale: the owning
 // skill is asked for again with skills/get (at most once per skill per
-// staleRetry), a changed entry replaces the held one, and the read is
+// Options.StaleRetry), a changed entry replaces the held one, and the read is
 // retried once against it. Anything else fails the read with a *ReadError
 // naming the reason, which index.json also shows.
 //

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -33,6 +34,9 @@ type Options struct {
 	Version string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// StaleRetry bounds how often a failed read asks for a fresh entry of
+	// one skill with skills/get; 0 means DefaultStaleRetry.
+	StaleRetry time.Duration
 }
 
 // A Change names what a catalog swap changed under one origin.
@@ -45,12 +49,13 @@ type Change struct {
 
 // FS is the mount's core: the origins, their trees and the read path.
 type FS struct {
-	opts    Options
-	log     *slog.Logger
-	now     func() time.Time
-	origins map[string]*origin
-	labels  []string
-	started time.Time
+	opts       Options
+	log        *slog.Logger
+	now        func() time.Time
+	staleRetry time.Duration
+	origins    map[string]*origin
+	labels     []string
+	started    time.Time
 
 	subMu sync.Mutex
 	subs  map[int]func(Change)
@@ -106,7 +111,7 @@ func New(opts Options) (*FS, error) {
 	if now == nil {
 		now = time.Now
 	}
-	f := &FS{opts: opts, log: log, now: now, origins: map[string]*origin{}, started: now()}
+	f := &FS{opts: opts, log: log, now: now, staleRetry: cmp.Or(opts.StaleRetry, DefaultStaleRetry), origins: map[string]*origin{}, started: now()}
 	for _, oc := range opts.Config.Origins {
 		if oc.Label == MetaDir {
 			return nil, fmt.Errorf("origin label %q is reserved", oc.Label)

@@ -17,9 +17,9 @@ import (
 	"github.com/skillfs/skillfs/verify"
 )
 
-// staleRetry bounds how often a failed read may ask the server for a fresh
-// entry of one skill.
-const staleRetry = 10 * time.Second
+// DefaultStaleRetry bounds how often a failed read may ask the server for a
+// fresh entry of one skill (Options.StaleRetry).
+const DefaultStaleRetry = 10 * time.Second
 
 // A ReadError is a failed read: the file exists but its bytes could not be
 // served. Reason is the stable word index.json shows.
@@ -300,7 +300,7 @@ func (o *origin) fail(p string, err error) error {
 }
 
 // refreshOwners asks the server again for the skills that list n, at most
-// once per staleRetry each. When an entry changed, it swaps in a tree with
+// once per Options.StaleRetry each. When an entry changed, it swaps in a tree with
 // the new entry and returns the node now at n's path (nil when the file is
 // no longer listed) and true.
 func (o *origin) refreshOwners(ctx context.Context, n *node) (*node, bool) {
@@ -309,7 +309,7 @@ func (o *origin) refreshOwners(ctx context.Context, n *node) (*node, bool) {
 		uri := sn.uri()
 		o.mu.Lock()
 		last, ok := o.gotAt[uri]
-		due := !ok || o.fs.now().Sub(last) >= staleRetry
+		due := !ok || o.fs.now().Sub(last) >= o.fs.staleRetry
 		if due {
 			o.gotAt[uri] = o.fs.now()
 		}

@@ -37,6 +37,7 @@ type mountOptions struct {
 	memoryCache    string
 	cpuProfile     string
 	memProfile     string
+	staleRetry     time.Duration
 	// ready, when set, receives the mount's ready line instead of stdout.
 	ready io.Writer
 	// logOut is where logs go; stderr by default.
@@ -54,6 +55,8 @@ func (o *mountOptions) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.startupTimeout, "startup-timeout", 20*time.Second, "how long to wait for servers to list their skills before the mount goes live")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the daemon to `FILE` (for BENCHMARKS.md)")
 	f.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to `FILE` when unmounting")
+	f.DurationVar(&o.staleRetry, "stale-retry", vfs.DefaultStaleRetry, "how often a failed read may ask a server for a fresh entry of one skill (for tests)")
+	f.MarkHidden("stale-retry")
 	f.MarkHidden("cpuprofile")
 	f.MarkHidden("memprofile")
 	f.StringVar(&o.memoryCache, "memory-cache", "16MiB", "verified bytes kept in memory, on top of the kernel's page cache (e.g. 64MiB; 0 disables)")
@@ -142,7 +145,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err := skfs.PrepareMountpoint(mnt, log); err != nil {
 		return &exitError{code: exitMount, err: err}
 	}
-	v, err := vfs.New(vfs.Options{Config: origins.Config, Store: st, Dial: origins.Dial, Logger: log, Version: versionString()})
+	v, err := vfs.New(vfs.Options{Config: origins.Config, Store: st, Dial: origins.Dial, Logger: log, Version: versionString(), StaleRetry: opts.staleRetry})
 	if err != nil {
 		return err
 	}
