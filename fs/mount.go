@@ -41,7 +41,7 @@ func MountOptions() []string {
 
 // Start mounts v at mountpoint and serves it until Unmount. As root it
 // mounts directly; otherwise it needs fusermount3 (or fusermount).
-func Start(mountpoint string, v *vfs.FS, opts Options) (*Mount, error) {
+func Start(mountpoint string, v *vfs.Core, opts Options) (*Mount, error) {
 	lg := opts.Logger
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)

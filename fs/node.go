@@ -24,7 +24,7 @@ const negativeTimeout = 10 * time.Second
 
 // shared is what every node of one mount refers to.
 type shared struct {
-	v   *vfs.FS
+	v   *vfs.Core
 	log *slog.Logger
 	uid uint32
 	gid uint32

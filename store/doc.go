@@ -47,7 +47,7 @@
 //     skillfs and not writable by group or others (Open refuses otherwise).
 //
 // A catalog over Options.MaxCatalogSize is refused; the refusal is kept
-// (Origin.CatalogUnsaved) for status.json, so that a catalog a restart
+// (Bucket.CatalogUnsaved) for status.json, so that a catalog a restart
 // will not show is never a silent skip.
 //
 // What this does not cover: catalog.json is only bounded and type-checked,
@@ -61,5 +61,5 @@
 //
 // A Store and its Origins are safe for concurrent use. Two skillfs processes
 // may share a root: temporary files are flock-ed by their writer, so the
-// cleanup each Origin call runs removes only those whose writer died.
+// cleanup each Bucket call runs removes only those whose writer died.
 package store

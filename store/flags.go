@@ -16,7 +16,7 @@ const flagsName = "flags.json"
 const maxFlagsSize = 16 << 20
 
 // SaveFlags atomically replaces the origin's flags.json (mode 0600).
-func (o *Origin) SaveFlags(data []byte) error {
+func (o *Bucket) SaveFlags(data []byte) error {
 	if o.removed.Load() {
 		return fmt.Errorf("save flags of %s: %w", o.id, ErrRemoved)
 	}
@@ -31,7 +31,7 @@ func (o *Origin) SaveFlags(data []byte) error {
 
 // LoadFlags returns the saved flags.json, or ErrNotFound. One that is not
 // a regular file or is over its cap is removed and logged.
-func (o *Origin) LoadFlags() ([]byte, error) {
+func (o *Bucket) LoadFlags() ([]byte, error) {
 	if o.removed.Load() {
 		return nil, fmt.Errorf("load flags of %s: %w", o.id, ErrNotFound)
 	}

@@ -28,7 +28,7 @@ func FuzzOriginID(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		o, err := s.Origin(id)
+		o, err := s.Bucket(id)
 		ents, rerr := os.ReadDir(root)
 		if rerr != nil {
 			t.Fatal(rerr)

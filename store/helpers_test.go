@@ -100,9 +100,9 @@ func openStoreAt(t *testing.T, root string, opts Options) (*Store, *recorder) {
 	return s, rec
 }
 
-func mustOrigin(t *testing.T, s *Store, id string) *Origin {
+func mustOrigin(t *testing.T, s *Store, id string) *Bucket {
 	t.Helper()
-	o, err := s.Origin(id)
+	o, err := s.Bucket(id)
 	if err != nil {
 		t.Fatalf("Origin(%q): %v", id, err)
 	}
@@ -119,7 +119,7 @@ func content(i, n int) []byte {
 	return []byte(s[:n])
 }
 
-func mustPut(t *testing.T, o *Origin, b []byte) skill.Digest {
+func mustPut(t *testing.T, o *Bucket, b []byte) skill.Digest {
 	t.Helper()
 	d := digestOf(b)
 	if err := o.Put(d, b); err != nil {
@@ -130,7 +130,7 @@ func mustPut(t *testing.T, o *Origin, b []byte) skill.Digest {
 
 // objectPath is the on-disk path of d in o, computed independently of the
 // package's own helper so that a wrong layout fails the tests.
-func objectPath(o *Origin, d skill.Digest) string {
+func objectPath(o *Bucket, d skill.Digest) string {
 	h := strings.TrimPrefix(string(d), "sha256:")
 	return filepath.Join(o.Dir(), "objects", h[:2], h)
 }
@@ -145,7 +145,7 @@ func perm(t *testing.T, path string) os.FileMode {
 }
 
 // tempFiles lists the ".tmp-" files in an origin directory.
-func tempFiles(t *testing.T, o *Origin) []string {
+func tempFiles(t *testing.T, o *Bucket) []string {
 	t.Helper()
 	ents, err := os.ReadDir(o.Dir())
 	if err != nil {
@@ -162,7 +162,7 @@ func tempFiles(t *testing.T, o *Origin) []string {
 
 // wantOneDiscard checks that exactly one Warn was logged, naming the origin,
 // digest and path.
-func wantOneDiscard(t *testing.T, rec *recorder, o *Origin, d skill.Digest, path string) {
+func wantOneDiscard(t *testing.T, rec *recorder, o *Bucket, d skill.Digest, path string) {
 	t.Helper()
 	ws := rec.takeWarnings()
 	if len(ws) != 1 {

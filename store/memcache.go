@@ -10,7 +10,7 @@ import (
 // holding unbounded memory under a byte limit.
 const entryOverhead = 128
 
-// memKey identifies a cached file. gen is the serial of the Origin that
+// memKey identifies a cached file. gen is the serial of the Bucket that
 // stored it rather than its id, so a removed and re-created origin of the
 // same id can never be served bytes cached for its predecessor.
 type memKey struct {

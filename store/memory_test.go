@@ -127,7 +127,7 @@ func TestConcurrentPutGet(t *testing.T) {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(g), 1))
 			for range 300 {
-				o, err := s.Origin(ids[rng.IntN(len(ids))])
+				o, err := s.Bucket(ids[rng.IntN(len(ids))])
 				if err != nil {
 					errc <- err
 					return

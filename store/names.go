@@ -39,7 +39,7 @@ var (
 	ErrTooLarge = errors.New("too large")
 	// ErrDigestMismatch rejects a Put whose bytes do not hash to the digest.
 	ErrDigestMismatch = errors.New("bytes do not match digest")
-	// ErrRemoved is returned by an Origin whose directory Store.Remove deleted.
+	// ErrRemoved is returned by a Bucket whose directory Store.Remove deleted.
 	ErrRemoved = errors.New("origin removed from store")
 	// ErrUnsafeRoot rejects a store root that other users or a symlink could
 	// redirect.

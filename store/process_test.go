@@ -28,7 +28,7 @@ func TestHelperHoldTemp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := s.Origin("a-1")
+	o, err := s.Bucket("a-1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ type Store struct {
 	mem  *memCache
 
 	mu      sync.Mutex
-	origins map[string]*Origin
+	origins map[string]*Bucket
 	gen     uint64
 
 	// writes tracks the disk writes Keep started.
@@ -141,7 +141,7 @@ func Open(root string, opts Options) (*Store, error) {
 		opts:    opts,
 		log:     opts.Logger,
 		mem:     newMemCache(opts.MemoryLimit),
-		origins: make(map[string]*Origin),
+		origins: make(map[string]*Bucket),
 	}, nil
 }
 
@@ -164,12 +164,12 @@ func checkRoot(root string, fi fs.FileInfo) error {
 // Root returns the store's root directory.
 func (s *Store) Root() string { return s.path }
 
-// Origin opens (creating when absent) the directory of one origin. id is
+// Bucket opens (creating when absent) the directory of one origin. id is
 // the origin's identity as package config computes it (label plus a
 // fingerprint of its command or URL) and must pass CheckID. Calls with the
-// same id return the same *Origin until Remove. Each call also removes
+// same id return the same *Bucket until Remove. Each call also removes
 // temporary files that an interrupted write (a crash, a kill) left behind.
-func (s *Store) Origin(id string) (*Origin, error) {
+func (s *Store) Bucket(id string) (*Bucket, error) {
 	if err := CheckID(id); err != nil {
 		return nil, fmt.Errorf("open origin: %w", err)
 	}
@@ -200,7 +200,7 @@ func (s *Store) Origin(id string) (*Origin, error) {
 		return nil, fmt.Errorf("open origin %s: %w", id, err)
 	}
 	s.gen++
-	o := &Origin{s: s, id: id, gen: s.gen, dir: filepath.Join(s.path, id), root: r, dirInfo: fi}
+	o := &Bucket{s: s, id: id, gen: s.gen, dir: filepath.Join(s.path, id), root: r, dirInfo: fi}
 	if err := s.ensureDir(r, o.dir, objectsDir, "open"); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("open origin %s: %w", id, err)
@@ -231,7 +231,7 @@ func (s *Store) Origins() ([]string, error) {
 }
 
 // Remove deletes one origin's directory with everything in it and drops
-// its files from memory. An *Origin obtained earlier for id stops working:
+// its files from memory. A *Bucket obtained earlier for id stops working:
 // Get reports ErrNotFound and Put ErrRemoved. Removing an id with nothing
 // on disk reports ErrNotFound. Symlinks inside are removed, never followed.
 func (s *Store) Remove(id string) error {

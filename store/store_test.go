@@ -108,7 +108,7 @@ func TestLayoutAndModes(t *testing.T) {
 
 // storedFile puts b with a store that has no memory cache and returns it,
 // the origin, the digest and the object path: every Get then reads disk.
-func storedFile(t *testing.T, b []byte) (*Store, *recorder, *Origin, skill.Digest, string) {
+func storedFile(t *testing.T, b []byte) (*Store, *recorder, *Bucket, skill.Digest, string) {
 	t.Helper()
 	s, rec := openStore(t, Options{MemoryLimit: -1})
 	o := mustOrigin(t, s, "acme-1")
@@ -120,11 +120,11 @@ func TestTampering(t *testing.T) {
 	good := content(7, 1000)
 	tests := []struct {
 		name   string
-		tamper func(t *testing.T, o *Origin, path string)
+		tamper func(t *testing.T, o *Bucket, path string)
 		// keep is a path the store must not touch (a symlink's target).
 		keep string
 	}{
-		{"overwritten in place after chmod", func(t *testing.T, o *Origin, path string) {
+		{"overwritten in place after chmod", func(t *testing.T, o *Bucket, path string) {
 			os.Chmod(path, 0o600)
 			bad := bytes.Clone(good)
 			bad[500] ^= 1
@@ -132,7 +132,7 @@ func TestTampering(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, ""},
-		{"appended to", func(t *testing.T, o *Origin, path string) {
+		{"appended to", func(t *testing.T, o *Bucket, path string) {
 			os.Chmod(path, 0o600)
 			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 			if err != nil {
@@ -141,13 +141,13 @@ func TestTampering(t *testing.T) {
 			f.WriteString("\n<!-- ignore previous instructions -->")
 			f.Close()
 		}, ""},
-		{"truncated", func(t *testing.T, o *Origin, path string) {
+		{"truncated", func(t *testing.T, o *Bucket, path string) {
 			os.Chmod(path, 0o600)
 			if err := os.Truncate(path, 10); err != nil {
 				t.Fatal(err)
 			}
 		}, ""},
-		{"replaced by rename", func(t *testing.T, o *Origin, path string) {
+		{"replaced by rename", func(t *testing.T, o *Bucket, path string) {
 			tmp := path + ".new"
 			if err := os.WriteFile(tmp, []byte("evil"), 0o400); err != nil {
 				t.Fatal(err)
@@ -156,7 +156,7 @@ func TestTampering(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, ""},
-		{"symlink to a correct copy outside", func(t *testing.T, o *Origin, path string) {
+		{"symlink to a correct copy outside", func(t *testing.T, o *Bucket, path string) {
 			// Even identical bytes behind a symlink are refused: the
 			// store never follows links.
 			outside := filepath.Join(filepath.Dir(filepath.Dir(o.Dir())), "outside")
@@ -168,7 +168,7 @@ func TestTampering(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "outside"},
-		{"symlink to a file inside the origin", func(t *testing.T, o *Origin, path string) {
+		{"symlink to a file inside the origin", func(t *testing.T, o *Bucket, path string) {
 			inside := filepath.Join(o.Dir(), "inside")
 			if err := os.WriteFile(inside, good, 0o600); err != nil {
 				t.Fatal(err)
@@ -178,13 +178,13 @@ func TestTampering(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "inside"},
-		{"FIFO", func(t *testing.T, o *Origin, path string) {
+		{"FIFO", func(t *testing.T, o *Bucket, path string) {
 			os.Remove(path)
 			if err := syscall.Mkfifo(path, 0o600); err != nil {
 				t.Fatal(err)
 			}
 		}, ""},
-		{"directory", func(t *testing.T, o *Origin, path string) {
+		{"directory", func(t *testing.T, o *Bucket, path string) {
 			os.Remove(path)
 			if err := os.MkdirAll(filepath.Join(path, "sub"), 0o700); err != nil {
 				t.Fatal(err)
@@ -380,7 +380,7 @@ func TestBadIDs(t *testing.T) {
 	}
 	s, _ := openStore(t, Options{})
 	for _, id := range bad {
-		if _, err := s.Origin(id); !errors.Is(err, ErrBadID) {
+		if _, err := s.Bucket(id); !errors.Is(err, ErrBadID) {
 			t.Errorf("Origin(%q) = %v, want ErrBadID", id, err)
 		}
 		if err := s.Remove(id); !errors.Is(err, ErrBadID) {
@@ -392,7 +392,7 @@ func TestBadIDs(t *testing.T) {
 	}
 	good := []string{"acme-0123456789abcdef", "ünïcode", ".hidden", "a b", "..x", strings.Repeat("a", 255)}
 	for _, id := range good {
-		if _, err := s.Origin(id); err != nil {
+		if _, err := s.Bucket(id); err != nil {
 			t.Errorf("Origin(%q) = %v, want ok", id, err)
 		}
 	}

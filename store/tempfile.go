@@ -28,7 +28,7 @@ import (
 // createTemp creates and locks a new temporary file in the origin directory.
 // The caller must call doneTemp with the name when it has renamed or
 // removed the file.
-func (o *Origin) createTemp(perm os.FileMode) (*os.File, string, error) {
+func (o *Bucket) createTemp(perm os.FileMode) (*os.File, string, error) {
 	for range 10 {
 		var rnd [8]byte
 		rand.Read(rnd[:])
@@ -74,13 +74,13 @@ func (o *Origin) createTemp(perm os.FileMode) (*os.File, string, error) {
 	return nil, "", fmt.Errorf("create temporary file in %s: ten attempts lost to name clashes or concurrent cleanup", o.dir)
 }
 
-func (o *Origin) doneTemp(name string) {
+func (o *Bucket) doneTemp(name string) {
 	o.tmu.Lock()
 	delete(o.inflight, name)
 	o.tmu.Unlock()
 }
 
-func (o *Origin) isInflight(name string) bool {
+func (o *Bucket) isInflight(name string) bool {
 	o.tmu.Lock()
 	defer o.tmu.Unlock()
 	_, ok := o.inflight[name]
@@ -88,7 +88,7 @@ func (o *Origin) isInflight(name string) bool {
 }
 
 // cleanTemps removes temporary files that no live writer holds.
-func (o *Origin) cleanTemps() {
+func (o *Bucket) cleanTemps() {
 	names, err := readDirNames(o.root, ".")
 	if err != nil {
 		o.s.log.Warn("cannot list origin directory for leftover temporary files",
@@ -106,7 +106,7 @@ func (o *Origin) cleanTemps() {
 	}
 }
 
-func (o *Origin) removeStaleTemp(name string) bool {
+func (o *Bucket) removeStaleTemp(name string) bool {
 	lfi, err := o.root.Lstat(name)
 	if err != nil {
 		return false

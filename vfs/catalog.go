@@ -5,6 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillfs/skillfs/config"
@@ -44,17 +49,125 @@ const savedCatalogVersion = 2
 // shown under other credentials.
 func credentials(oc config.Origin) string { return oc.ID() }
 
-func (o *origin) saveCatalog() {
-	c := o.tree.Load().catalog()
-	sc := savedCatalog{Version: savedCatalogVersion, At: c.At, Truncated: c.Truncated, CacheScope: c.CacheScope, Rejected: c.Rejected}
+// A catalog is one origin's held entries: the immutable tree built from
+// them, the skills confirmed with skills/get that no listing carries, and
+// their saved copy in the store. Every change goes through swap, which
+// builds a new tree, swaps it in atomically and tells onChange which
+// origin-relative paths changed. It needs neither MCP nor a kernel.
+type catalog struct {
+	cfg   config.Origin
+	store *store.Bucket
+	log   *slog.Logger
+	now   func() time.Time
+	// onChange learns the files and directories a swap changed. It is
+	// called without locks held.
+	onChange func(files, dirs []string)
+
+	tree   atomic.Pointer[tree]
+	swapMu sync.Mutex // serialises swaps
+
+	mu    sync.Mutex
+	extra map[string]*verify.Skill // unlisted skills confirmed with skills/get, by uri
+
+	saved atomic.Pointer[[sha256.Size]byte] // hash of the last saved catalog, to skip rewrites
+}
+
+func newCatalog(cfg config.Origin, st *store.Bucket, log *slog.Logger, now func() time.Time, started time.Time) *catalog {
+	c := &catalog{cfg: cfg, store: st, log: log, now: now, extra: map[string]*verify.Skill{}, onChange: func(_, _ []string) {}}
+	c.tree.Store(buildTree(cfg.Label, &resolver.Catalog{}, "none", nil, started, nil))
+	return c
+}
+
+// current is the tree in force.
+func (c *catalog) current() *tree { return c.tree.Load() }
+
+// swap builds a new tree from the catalog next returns (with the
+// confirmed skills added) and swaps it in, then reports what changed.
+func (c *catalog) swap(next func(old *tree) (*resolver.Catalog, string)) {
+	c.swapMu.Lock()
+	old := c.tree.Load()
+	cat, source := next(old)
+	c.mu.Lock()
+	extra := maps.Clone(c.extra)
+	c.mu.Unlock()
+	cat = withExtra(cat, extra)
+	confirmed := map[string]bool{}
+	for u := range extra {
+		confirmed[u] = true
+	}
+	t := buildTree(c.cfg.Label, cat, source, old, c.now(), confirmed)
+	c.tree.Store(t)
+	c.swapMu.Unlock()
+	for _, i := range t.placement {
+		r := t.rejected[i]
+		c.log.Warn("skill rejected", "op", "list", "uri", r.URI, "err", r.Detail)
+	}
+	files, dirs := changes(old, t)
+	if len(files) > 0 || len(dirs) > 0 {
+		c.onChange(files, dirs)
+	}
+}
+
+// put holds a live catalog from the server and saves it.
+func (c *catalog) put(cat *resolver.Catalog) {
+	c.swap(func(*tree) (*resolver.Catalog, string) { return cat, "live" })
+	c.save()
+}
+
+// replace holds a fresh entry (from skills/get) in place of old, and
+// saves the catalog.
+func (c *catalog) replace(old, fresh *verify.Skill) {
+	c.swap(func(t *tree) (*resolver.Catalog, string) {
+		cat := t.catalog()
+		for i, s := range cat.Skills {
+			if s.URI.String() == old.URI.String() {
+				cat.Skills[i] = fresh
+			}
+		}
+		return cat, t.source
+	})
+	c.save()
+}
+
+// confirm holds an unlisted skill confirmed with skills/get like a listed
+// one, from now on and across re-lists, and saves the catalog.
+func (c *catalog) confirm(s *verify.Skill) {
+	c.mu.Lock()
+	c.extra[s.URI.String()] = s
+	c.mu.Unlock()
+	c.swap(func(t *tree) (*resolver.Catalog, string) { return t.catalog(), t.source })
+	c.save()
+}
+
+// withExtra adds the confirmed skills a catalog does not carry itself.
+func withExtra(c *resolver.Catalog, extra map[string]*verify.Skill) *resolver.Catalog {
+	if len(extra) == 0 {
+		return c
+	}
+	out := *c
+	out.Skills = slices.Clone(c.Skills)
+	for _, s := range c.Skills {
+		delete(extra, s.URI.String())
+	}
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		out.Skills = append(out.Skills, extra[k])
+	}
+	return &out
+}
+
+// save writes the held catalog to the store, unless it is what was saved
+// last.
+func (c *catalog) save() {
+	held := c.tree.Load().catalog()
+	sc := savedCatalog{Version: savedCatalogVersion, At: held.At, Truncated: held.Truncated, CacheScope: held.CacheScope, Rejected: held.Rejected}
 	if sc.CacheScope == "" {
 		sc.CacheScope = resolver.ScopePublic
 	}
 	if sc.CacheScope == resolver.ScopePrivate {
-		sc.Credentials = credentials(o.cfg)
+		sc.Credentials = credentials(c.cfg)
 	}
-	sc.Entries = make([]skill.Entry, 0, len(c.Skills))
-	for _, s := range c.Skills {
+	sc.Entries = make([]skill.Entry, 0, len(held.Skills))
+	for _, s := range held.Skills {
 		sc.Entries = append(sc.Entries, s.Entry)
 	}
 	// Without HTML escaping the saved catalog is no larger than the
@@ -63,125 +176,78 @@ func (o *origin) saveCatalog() {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(sc); err != nil {
-		o.log.Error("saving catalog", "op", "save", "err", err)
+		c.log.Error("saving catalog", "op", "save", "err", err)
 		return
 	}
 	b := buf.Bytes()
 	sum := sha256.Sum256(b)
-	if p := o.catSaved.Load(); p != nil && *p == sum {
+	if p := c.saved.Load(); p != nil && *p == sum {
 		return
 	}
-	if err := o.store.SaveCatalog(b); err != nil {
+	if err := c.store.SaveCatalog(b); err != nil {
 		// store records it for status.json: a restart with the server
 		// down will not show this catalog.
-		o.log.Warn("catalog not saved; a restart with the server down will not show it", "op", "save", "err", err)
+		c.log.Warn("catalog not saved; a restart with the server down will not show it", "op", "save", "err", err)
 		return
 	}
-	o.catSaved.Store(&sum)
+	c.saved.Store(&sum)
 }
 
 // loadSaved shows the last held catalog until the server answers, so that a
-// restart with the server down still shows the tree.
-func (o *origin) loadSaved() {
-	b, err := o.store.LoadCatalog()
+// restart with the server down still shows the tree. It reports whether
+// there was one.
+func (c *catalog) loadSaved() bool {
+	b, err := c.store.LoadCatalog()
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
-			o.log.Warn("loading saved catalog", "op", "load", "err", err)
+			c.log.Warn("loading saved catalog", "op", "load", "err", err)
 		}
-		return
+		return false
 	}
 	var sc savedCatalog
 	if err := json.Unmarshal(b, &sc); err != nil {
-		o.log.Warn("ignoring unreadable saved catalog", "op", "load", "err", err)
-		return
+		c.log.Warn("ignoring unreadable saved catalog", "op", "load", "err", err)
+		return false
 	}
 	if sc.Version != savedCatalogVersion {
-		o.log.Info("ignoring a saved catalog of another skillfs version", "op", "load", "version", sc.Version)
-		return
+		c.log.Info("ignoring a saved catalog of another skillfs version", "op", "load", "version", sc.Version)
+		return false
 	}
 	scope := resolver.ScopePublic
 	if sc.CacheScope != resolver.ScopePublic {
 		scope = resolver.ScopePrivate
 	}
-	if scope == resolver.ScopePrivate && sc.Credentials != credentials(o.cfg) {
-		o.log.Info("not showing the saved catalog: it is private to other credentials", "op", "load")
-		return
+	if scope == resolver.ScopePrivate && sc.Credentials != credentials(c.cfg) {
+		c.log.Info("not showing the saved catalog: it is private to other credentials", "op", "load")
+		return false
 	}
 	cat := &resolver.Catalog{At: sc.At, Truncated: sc.Truncated, Rejected: sc.Rejected, CacheScope: scope}
-	opts := verify.EntryOptions{Strict: o.cfg.Strict, MaxFileSize: o.cfg.Limits.MaxFileSize}
+	opts := verify.EntryOptions{Strict: c.cfg.Strict, MaxFileSize: c.cfg.Limits.MaxFileSize}
 	for _, e := range sc.Entries {
 		s, err := verify.CheckEntry(e, opts)
 		if err != nil {
-			o.log.Warn("saved entry no longer passes", "op", "load", "uri", e.URI, "err", err)
+			c.log.Warn("saved entry no longer passes", "op", "load", "uri", e.URI, "err", err)
 			continue
 		}
-		if s.Dynamic && !o.cfg.AllowDynamic {
+		if s.Dynamic && !c.cfg.AllowDynamic {
 			continue
 		}
 		cat.Skills = append(cat.Skills, s)
 		cat.Resources += len(s.Files)
 	}
-	if scope == resolver.ScopePrivate && o.cfg.Shared {
+	if scope == resolver.ScopePrivate && c.cfg.Shared {
 		cat.Withheld = resolver.WithheldReason(len(cat.Skills))
-		o.log.Warn("saved listing withheld from the shared mount", "op", "load", "err", cat.Withheld)
+		c.log.Warn("saved listing withheld from the shared mount", "op", "load", "err", cat.Withheld)
 	}
 	sum := sha256.Sum256(b)
-	o.catSaved.Store(&sum)
-	o.swap(func(old *tree) (*resolver.Catalog, string) {
+	c.saved.Store(&sum)
+	c.swap(func(old *tree) (*resolver.Catalog, string) {
 		if old.source == "live" {
 			// The server answered first; keep its catalog.
 			return old.catalog(), "live"
 		}
 		return cat, "saved"
 	})
-	o.markReady()
-	o.log.Info("showing saved catalog until the server answers", "op", "load", "skills", len(cat.Skills))
-}
-
-// saveFlags keeps the content flags found so far (see store.SaveFlags).
-func (o *origin) saveFlags() {
-	t := o.tree.Load()
-	o.mu.Lock()
-	held := map[string]bool{}
-	for _, sn := range t.skills {
-		if n := t.nodes[sn.s.URI.Path()]; n != nil && !n.isDir() {
-			held[n.file.version.key()] = true
-		}
-	}
-	for k := range o.flags {
-		if !held[k] {
-			delete(o.flags, k)
-		}
-	}
-	b, err := json.Marshal(o.flags)
-	o.mu.Unlock()
-	if err != nil {
-		return
-	}
-	if err := o.store.SaveFlags(b); err != nil {
-		o.log.Warn("saving content flags", "op", "save", "err", err)
-	}
-}
-
-// loadFlags brings back the content flags of earlier runs.
-func (o *origin) loadFlags() {
-	b, err := o.store.LoadFlags()
-	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			o.log.Warn("loading content flags", "op", "load", "err", err)
-		}
-		return
-	}
-	var m map[string][]string
-	if err := json.Unmarshal(b, &m); err != nil {
-		o.log.Warn("ignoring unreadable content flags", "op", "load", "err", err)
-		return
-	}
-	o.mu.Lock()
-	for k, v := range m {
-		if _, ok := o.flags[k]; !ok {
-			o.flags[k] = v
-		}
-	}
-	o.mu.Unlock()
+	c.log.Info("showing saved catalog until the server answers", "op", "load", "skills", len(cat.Skills))
+	return true
 }

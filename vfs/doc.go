@@ -10,6 +10,22 @@
 // lists exactly its manifest, and nothing a server says outside the manifest
 // (a directory read, a stray resources/list entry) adds a file to it.
 //
+// Rooms. Core (fs.go) is the router: it maps a mount-relative path to an
+// origin's branch (branch.go) or to the generated files (meta.go), and
+// carries the feed of Change values that fs subscribes to. A branch is one
+// origin's part of the mount, made of parts that each have their own lock:
+//
+//   - catalog (catalog.go): the held entries — the immutable tree, swaps,
+//     the unlisted skills confirmed with skills/get, the saved copy in the
+//     store — and the Change of each swap. It needs neither MCP nor a kernel.
+//   - reader (read.go, file.go, gate.go, flags.go, failures.go, dynamic.go):
+//     the read path — one fetch for concurrent first reads, the origin's
+//     fetch bounds, the checks that belong to the entry, learned lengths,
+//     the verified set, content flags, failed reads, the stale-entry retry.
+//     A File is one version of a file as the kernel holds it (an inode).
+//   - dirReads (dirread.go): directory reads of unlisted territory and of
+//     dynamic skills, and the confirmation of the skills they find.
+//
 // Snapshots. Each origin holds an immutable tree built from its last
 // catalog; a new catalog (a re-list, a skills/get after a mismatch) builds a
 // new tree and swaps it in atomically. Subscribers then learn the paths whose
@@ -29,9 +45,9 @@
 // Listings. An origin whose listing a cap cut short shows what was kept;
 // status.json ("truncated", "list_resources", "list_bytes") and index.json
 // ("truncated", by origin) say why. A listing the server marked
-// cacheScope "private" is saved with a fingerprint of the origin's
-// credentials (env, headers, URL userinfo) and shown again after a restart
-// only under the same ones. On a mount shared with other users
+// cacheScope "private" is saved under the origin's keyed identity, which
+// covers its credentials (env, headers, URL), and shown again after a
+// restart only under the same ones. On a mount shared with other users
 // (--allow-other) a private catalog is withheld: the origin's directory is
 // empty, index.json names none of its skills, and status.json and
 // index.json ("withheld") say why. The catalog is still saved for the

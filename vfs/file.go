@@ -27,7 +27,7 @@ import (
 // they are let go when a read reaches the end, after idleHold without reads,
 // or when holding them would pass heldLimit across the mount.
 type File struct {
-	o    *origin
+	o    *branch
 	path string // origin-relative
 
 	mu     sync.Mutex
@@ -56,7 +56,7 @@ var heldBytes atomic.Int64
 // Lookup returns the attributes of the node at a mount-relative path and,
 // for a file of an origin, the File of its current version. Generated
 // files and directories have no File.
-func (f *FS) Lookup(ctx context.Context, p string) (Attr, *File, error) {
+func (f *Core) Lookup(ctx context.Context, p string) (Attr, *File, error) {
 	if p == "" || p == MetaDir || strings.HasPrefix(p, MetaDir+"/") {
 		a, err := f.Stat(ctx, p)
 		return a, nil, err
@@ -74,7 +74,7 @@ func (f *FS) Lookup(ctx context.Context, p string) (Attr, *File, error) {
 	}
 	fl := &File{o: o, path: rest, n: n}
 	if n.file.dynamic {
-		fl.gen = o.dynamicGen(rest)
+		fl.gen = o.rd.dyn.generation(rest)
 	}
 	return fl.Attr(), fl, nil
 }
@@ -149,7 +149,7 @@ func (fl *File) Read(ctx context.Context, off int64, n int) ([]byte, error) {
 // follow moves a File that has served nothing to its path's current
 // version. fl.mu is held.
 func (fl *File) follow() {
-	cur := fl.o.tree.Load().nodes[fl.path]
+	cur := fl.o.cat.current().nodes[fl.path]
 	if cur == fl.n || cur == nil || cur.isDir() {
 		return
 	}
@@ -167,7 +167,7 @@ func (fl *File) follow() {
 // fl.mu is held.
 func (fl *File) check() error {
 	fl.follow()
-	t := fl.o.tree.Load()
+	t := fl.o.cat.current()
 	if fl.n.file.dynamic {
 		sn := t.skillAt(parentOf(fl.path))
 		if sn != nil && sn.s.Dynamic && fl.n.file.owners[0].uri() == sn.uri() {
@@ -188,7 +188,7 @@ func (fl *File) check() error {
 func (fl *File) bytes(ctx context.Context) ([]byte, error) {
 	if fl.n.file.dynamic {
 		if !fl.dynOK {
-			b, err := fl.o.fetchDynamic(ctx, fl.n, fl.gen)
+			b, err := fl.o.rd.fetchDynamic(ctx, fl.n, fl.gen)
 			if err != nil {
 				return nil, err
 			}
@@ -200,7 +200,7 @@ func (fl *File) bytes(ctx context.Context) ([]byte, error) {
 		fl.timer.Reset(idleHold)
 		return fl.data, nil
 	}
-	b, used, err := fl.o.load(ctx, fl.n)
+	b, used, err := fl.o.rd.load(ctx, fl.n)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ func (fl *File) Forget() {
 	defer fl.mu.Unlock()
 	fl.release()
 	if fl.dynOK {
-		fl.o.releaseDynamic(fl.n, int64(len(fl.dyn)))
+		fl.o.rd.dyn.release(fl.n, int64(len(fl.dyn)))
 		fl.dyn, fl.dynOK = nil, false
 	}
 }

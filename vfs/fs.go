@@ -3,7 +3,6 @@ package vfs
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -12,13 +11,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/skillfs/skillfs/config"
 	"github.com/skillfs/skillfs/resolver"
 	"github.com/skillfs/skillfs/store"
-	"github.com/skillfs/skillfs/verify"
 )
 
 // MetaDir is the name of the generated directory at the mount root.
@@ -48,61 +45,23 @@ type Change struct {
 }
 
 // FS is the mount's core: the origins, their trees and the read path.
-type FS struct {
+type Core struct {
 	opts       Options
 	log        *slog.Logger
 	now        func() time.Time
 	staleRetry time.Duration
-	origins    map[string]*origin
+	branches   map[string]*branch
 	labels     []string
 	started    time.Time
 
-	subMu sync.Mutex
-	subs  map[int]func(Change)
-	subN  int
+	feed
 
-	metaMu sync.Mutex
-	meta   map[string]rendering // generated files, by path
-	wg     sync.WaitGroup
-}
-
-type origin struct {
-	fs     *FS
-	cfg    config.Origin
-	id     string
-	log    *slog.Logger
-	res    *resolver.Origin
-	store  *store.Origin
-	tree   atomic.Pointer[tree]
-	ready  chan struct{}
-	readyO sync.Once
-	flight flight
-	gate   *gate
-
-	mu          sync.Mutex
-	live        map[string]*liveListing           // path → last directory read
-	extra       map[string]*verify.Skill          // unlisted skills confirmed with skills/get
-	confirmedAt map[string]time.Time              // uri → last skills/get for an unlisted skill
-	unconfirmed map[string]bool                   // skill directories skills/get did not confirm
-	failures    map[string]failure                // path → the last failed read
-	gotAt       map[string]time.Time              // skill uri → last staleness skills/get
-	flags       map[string][]string               // fileVersion.key of a SKILL.md → flags found in its content
-	lengths     map[string]int64                  // digest → verified length, for entries without size
-	verified    map[string]struct{}               // fileVersion.key → passed every check in this run
-	dynGen      map[string]uint64                 // dynamic file path → fetches so far
-	dynHeld     map[string]int64                  // dynamic skill uri → bytes its live Files hold
-	swapMu      sync.Mutex                        // serialises tree swaps
-	catSaved    atomic.Pointer[[sha256.Size]byte] // hash of the last saved catalog, to skip rewrites
-}
-
-type failure struct {
-	reason string
-	detail string
-	at     time.Time
+	*generated
+	wg sync.WaitGroup
 }
 
 // New builds the FS for a config. Nothing connects until Start.
-func New(opts Options) (*FS, error) {
+func New(opts Options) (*Core, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -111,44 +70,18 @@ func New(opts Options) (*FS, error) {
 	if now == nil {
 		now = time.Now
 	}
-	f := &FS{opts: opts, log: log, now: now, staleRetry: cmp.Or(opts.StaleRetry, DefaultStaleRetry), origins: map[string]*origin{}, started: now()}
+	f := &Core{generated: &generated{}, opts: opts, log: log, now: now, staleRetry: cmp.Or(opts.StaleRetry, DefaultStaleRetry), branches: map[string]*branch{}, started: now()}
+	f.generated.f = f
 	for _, oc := range opts.Config.Origins {
 		if oc.Label == MetaDir {
 			return nil, fmt.Errorf("origin label %q is reserved", oc.Label)
 		}
-		so, err := opts.Store.Origin(oc.ID())
+		so, err := opts.Store.Bucket(oc.ID())
 		if err != nil {
 			return nil, fmt.Errorf("store for %s: %w", oc.Label, err)
 		}
-		o := &origin{
-			fs:          f,
-			cfg:         oc,
-			id:          oc.ID(),
-			log:         log.With("origin", oc.Label),
-			store:       so,
-			ready:       make(chan struct{}),
-			gate:        newGate(),
-			failures:    map[string]failure{},
-			live:        map[string]*liveListing{},
-			extra:       map[string]*verify.Skill{},
-			confirmedAt: map[string]time.Time{},
-			unconfirmed: map[string]bool{},
-			gotAt:       map[string]time.Time{},
-			flags:       map[string][]string{},
-			lengths:     map[string]int64{},
-			verified:    map[string]struct{}{},
-			dynGen:      map[string]uint64{},
-			dynHeld:     map[string]int64{},
-		}
-		o.res = resolver.New(resolver.Options{
-			Origin:    oc,
-			Dial:      opts.Dial[oc.Label],
-			OnCatalog: o.onCatalog,
-			Logger:    log,
-			Version:   opts.Version,
-		})
-		o.tree.Store(buildTree(oc.Label, &resolver.Catalog{}, "none", nil, f.started, nil))
-		f.origins[oc.Label] = o
+		o := newBranch(f, oc, so)
+		f.branches[oc.Label] = o
 		f.labels = append(f.labels, oc.Label)
 	}
 	slices.Sort(f.labels)
@@ -157,11 +90,13 @@ func New(opts Options) (*FS, error) {
 
 // Start loads each origin's saved catalog and starts its supervisor. The
 // supervisors stop when ctx ends; Wait waits for them.
-func (f *FS) Start(ctx context.Context) {
+func (f *Core) Start(ctx context.Context) {
 	for _, label := range f.labels {
-		o := f.origins[label]
-		o.loadFlags()
-		o.loadSaved()
+		o := f.branches[label]
+		o.rd.flags.load()
+		if o.cat.loadSaved() {
+			o.markReady()
+		}
 		f.wg.Add(1)
 		go func() {
 			defer f.wg.Done()
@@ -174,44 +109,52 @@ func (f *FS) Start(ctx context.Context) {
 // catalog swap changed, so that a mount can invalidate the kernel's caches.
 // fn is called without locks held and must not block. The returned func
 // ends the subscription.
-func (f *FS) Subscribe(fn func(Change)) (cancel func()) {
-	f.subMu.Lock()
-	defer f.subMu.Unlock()
+func (f *feed) Subscribe(fn func(Change)) (cancel func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.subs == nil {
 		f.subs = map[int]func(Change){}
 	}
-	f.subN++
-	id := f.subN
+	f.n++
+	id := f.n
 	f.subs[id] = fn
 	return func() {
-		f.subMu.Lock()
+		f.mu.Lock()
 		delete(f.subs, id)
-		f.subMu.Unlock()
+		f.mu.Unlock()
 	}
 }
 
-func (f *FS) publish(c Change) {
-	f.subMu.Lock()
+// A feed is the stream of Change values catalog swaps produce, and who
+// listens to it.
+type feed struct {
+	mu   sync.Mutex
+	subs map[int]func(Change)
+	n    int
+}
+
+func (f *feed) publish(c Change) {
+	f.mu.Lock()
 	fns := slices.Collect(maps.Values(f.subs))
-	f.subMu.Unlock()
+	f.mu.Unlock()
 	for _, fn := range fns {
 		fn(c)
 	}
 }
 
 // Wait waits for the supervisors started by Start to stop.
-func (f *FS) Wait() { f.wg.Wait() }
+func (f *Core) Wait() { f.wg.Wait() }
 
 // Ready waits until every origin has a catalog (live or saved) or has
 // failed its first connection, or until ctx ends. It reports the labels
 // still waiting.
-func (f *FS) Ready(ctx context.Context) []string {
+func (f *Core) Ready(ctx context.Context) []string {
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		var waiting []string
 		for _, label := range f.labels {
-			o := f.origins[label]
+			o := f.branches[label]
 			select {
 			case <-o.ready:
 				continue
@@ -235,77 +178,14 @@ func (f *FS) Ready(ctx context.Context) []string {
 	}
 }
 
-func (o *origin) markReady() { o.readyO.Do(func() { close(o.ready) }) }
-
 // Labels returns the origin labels in order.
-func (f *FS) Labels() []string { return slices.Clone(f.labels) }
+func (f *Core) Labels() []string { return slices.Clone(f.labels) }
 
 // Refresh asks every origin to enumerate again (SIGHUP).
-func (f *FS) Refresh() {
-	for _, o := range f.origins {
+func (f *Core) Refresh() {
+	for _, o := range f.branches {
 		o.res.Refresh()
 	}
-}
-
-// onCatalog swaps in a live catalog.
-func (o *origin) onCatalog(c *resolver.Catalog) {
-	o.swap(func(*tree) (*resolver.Catalog, string) { return c, "live" })
-	o.saveCatalog()
-	o.markReady()
-	// Decoding a large listing and saving it leave much garbage behind;
-	// give it back rather than keep the daemon at that peak.
-	releaseMemory()
-}
-
-// swap builds a new tree from the catalog next returns and swaps it in,
-// then reports what changed.
-func (o *origin) swap(next func(old *tree) (*resolver.Catalog, string)) {
-	o.swapMu.Lock()
-	old := o.tree.Load()
-	cat, source := next(old)
-	cat = o.withExtra(cat)
-	o.mu.Lock()
-	confirmed := map[string]bool{}
-	for u := range o.extra {
-		confirmed[u] = true
-	}
-	o.mu.Unlock()
-	t := buildTree(o.cfg.Label, cat, source, old, o.fs.now(), confirmed)
-	o.tree.Store(t)
-	o.swapMu.Unlock()
-	for _, i := range t.placement {
-		r := t.rejected[i]
-		o.log.Warn("skill rejected", "op", "list", "uri", r.URI, "err", r.Detail)
-	}
-	files, dirs := changes(old, t)
-	if len(files) > 0 {
-		o.forget(files)
-	}
-	o.changed(files, dirs)
-}
-
-// changed tells the mount which origin-relative paths changed.
-func (o *origin) changed(files, dirs []string) {
-	if len(files) > 0 || len(dirs) > 0 {
-		o.fs.publish(Change{Files: o.mountPaths(files), Dirs: o.mountPaths(dirs)})
-	}
-}
-
-// forget drops the failures recorded for paths whose entry changed.
-func (o *origin) forget(paths []string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for _, p := range paths {
-		delete(o.failures, p)
-	}
-}
-
-func (o *origin) mountPaths(ps []string) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = joinPath(o.cfg.Label, p)
-	}
-	return out
 }
 
 func joinPath(a, b string) string {
@@ -319,9 +199,9 @@ func joinPath(a, b string) string {
 }
 
 // resolve splits a mount-relative path into its origin and the path below.
-func (f *FS) resolve(p string) (*origin, string, bool) {
+func (f *Core) resolve(p string) (*branch, string, bool) {
 	label, rest, _ := strings.Cut(p, "/")
-	o, ok := f.origins[label]
+	o, ok := f.branches[label]
 	return o, rest, ok
 }
 
@@ -360,7 +240,7 @@ var ErrNotExist = errors.New("no such file or directory")
 
 // Stat describes the node at a mount-relative path ("" is the root). It
 // may ask the server for a directory read (see live.go), never for a file.
-func (f *FS) Stat(ctx context.Context, p string) (Attr, error) {
+func (f *Core) Stat(ctx context.Context, p string) (Attr, error) {
 	if p == "" {
 		return Attr{Kind: KindDir, Ino: 1, Mtime: f.started}, nil
 	}
@@ -378,7 +258,7 @@ func (f *FS) Stat(ctx context.Context, p string) (Attr, error) {
 	return o.attr(n), nil
 }
 
-func (o *origin) attr(n *node) Attr {
+func (o *branch) attr(n *node) Attr {
 	if n.isDir() {
 		return Attr{Kind: KindDir, Ino: n.ino, Mtime: n.mtime}
 	}
@@ -387,9 +267,7 @@ func (o *origin) attr(n *node) Attr {
 	case r.HasSize:
 		a.Size = r.Size
 	default:
-		o.mu.Lock()
-		l, ok := o.lengths[string(r.Digest)]
-		o.mu.Unlock()
+		l, ok := o.rd.length(r.Digest)
 		if ok && r.Digest != "" {
 			a.Size = l
 		} else {
@@ -406,13 +284,13 @@ func (o *origin) attr(n *node) Attr {
 }
 
 // ReadDir lists the directory at a mount-relative path.
-func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
+func (f *Core) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 	if p == "" {
 		out := make([]DirEntry, 0, len(f.labels)+1)
 		out = append(out, DirEntry{Name: MetaDir, Kind: KindDir, Ino: metaIno(MetaDir)})
 		for _, label := range f.labels {
-			o := f.origins[label]
-			out = append(out, DirEntry{Name: label, Kind: KindDir, Ino: o.tree.Load().nodes[""].ino})
+			o := f.branches[label]
+			out = append(out, DirEntry{Name: label, Kind: KindDir, Ino: o.cat.current().nodes[""].ino})
 		}
 		return out, nil
 	}
@@ -430,27 +308,27 @@ func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 	if !n.isDir() {
 		return nil, ErrNotDir
 	}
-	live := o.liveChildren(ctx, o.tree.Load(), rest)
-	t := o.tree.Load()
+	found := o.dirs.children(ctx, o.cat.current(), rest)
+	t := o.cat.current()
 	if cur := t.nodes[rest]; cur != nil {
 		n = cur // a directory read may have confirmed a skill here
 	}
-	out := make([]DirEntry, 0, len(n.children)+len(live))
+	out := make([]DirEntry, 0, len(n.children)+len(found))
 	for _, name := range n.children {
 		c := t.nodes[joinPath(rest, name)]
 		k := KindFile
 		if c.isDir() {
 			k = KindDir
 		}
-		delete(live, name)
+		delete(found, name)
 		out = append(out, DirEntry{Name: name, Kind: k, Ino: c.ino})
 	}
-	for _, name := range slices.Sorted(maps.Keys(live)) {
+	for _, name := range slices.Sorted(maps.Keys(found)) {
 		k := KindFile
-		if live[name] {
+		if found[name] {
 			k = KindDir
 		}
-		out = append(out, DirEntry{Name: name, Kind: k, Ino: inoFor(o.cfg.Label, joinPath(rest, name), live[name])})
+		out = append(out, DirEntry{Name: name, Kind: k, Ino: inoFor(o.cfg.Label, joinPath(rest, name), found[name])})
 	}
 	return out, nil
 }
@@ -461,7 +339,7 @@ var ErrNotDir = errors.New("not a directory")
 // DirCacheable reports whether the kernel may keep a directory's listing
 // until it is told the directory changed: true unless directory reads can
 // change it between catalog swaps.
-func (f *FS) DirCacheable(p string) bool {
+func (f *Core) DirCacheable(p string) bool {
 	if p == "" || p == MetaDir {
 		return true
 	}
@@ -469,5 +347,5 @@ func (f *FS) DirCacheable(p string) bool {
 	if !ok {
 		return false
 	}
-	return rest == "" || !o.liveable(o.tree.Load(), rest)
+	return rest == "" || !o.dirs.readable(o.cat.current(), rest)
 }

@@ -8,10 +8,20 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skillfs/skillfs/verify"
 )
+
+// generated are the files under .skillfs: index.json, index.md
+// and status.json, rendered from every origin's state. Each is rendered
+// afresh on stat and kept, with its own time, for the reads that follow.
+type generated struct {
+	f     *Core
+	mu    sync.Mutex
+	cache map[string]rendering // by path
+}
 
 // The generated files under .skillfs/.
 const (
@@ -24,7 +34,7 @@ var metaFiles = []string{metaIndexJSON, metaIndexMD, metaStatus}
 
 func metaIno(p string) uint64 { return inoFor("\x00meta", p, p == MetaDir) }
 
-func (f *FS) readMetaDir() []DirEntry {
+func (m *generated) readMetaDir() []DirEntry {
 	out := make([]DirEntry, 0, len(metaFiles))
 	for _, name := range metaFiles {
 		out = append(out, DirEntry{Name: name, Kind: KindFile, Ino: metaIno(MetaDir + "/" + name)})
@@ -32,7 +42,8 @@ func (f *FS) readMetaDir() []DirEntry {
 	return out
 }
 
-func (f *FS) statMeta(p string) (Attr, error) {
+func (m *generated) statMeta(p string) (Attr, error) {
+	f := m.f
 	if p == MetaDir {
 		return Attr{Kind: KindDir, Ino: metaIno(p), Mtime: f.started}, nil
 	}
@@ -55,47 +66,51 @@ type rendering struct {
 	mtime time.Time // content last changed
 }
 
-func (f *FS) metaTime(p string) time.Time {
-	f.metaMu.Lock()
-	defer f.metaMu.Unlock()
-	if r, ok := f.meta[p]; ok {
+func (m *generated) metaTime(p string) time.Time {
+	f := m.f
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.cache[p]; ok {
 		return r.mtime
 	}
 	return f.started
 }
 
 // snapshotMeta renders a generated file afresh and keeps it for reads.
-func (f *FS) snapshotMeta(p string) ([]byte, error) {
+func (m *generated) snapshotMeta(p string) ([]byte, error) {
+	f := m.f
 	b, err := f.render(p)
 	if err != nil {
 		return nil, err
 	}
-	f.metaMu.Lock()
-	defer f.metaMu.Unlock()
-	if f.meta == nil {
-		f.meta = map[string]rendering{}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cache == nil {
+		m.cache = map[string]rendering{}
 	}
 	r := rendering{b: b, sum: sha256.Sum256(b), mtime: f.now()}
-	if old, ok := f.meta[p]; ok && old.sum == r.sum {
+	if old, ok := m.cache[p]; ok && old.sum == r.sum {
 		r.mtime = old.mtime
 	}
-	f.meta[p] = r
+	m.cache[p] = r
 	return b, nil
 }
 
 // renderMeta returns the last snapshot of a generated file, taking one if
 // there is none.
-func (f *FS) renderMeta(p string) ([]byte, error) {
-	f.metaMu.Lock()
-	r, ok := f.meta[p]
-	f.metaMu.Unlock()
+func (m *generated) renderMeta(p string) ([]byte, error) {
+	f := m.f
+	m.mu.Lock()
+	r, ok := m.cache[p]
+	m.mu.Unlock()
 	if ok {
 		return r.b, nil
 	}
 	return f.snapshotMeta(p)
 }
 
-func (f *FS) render(p string) ([]byte, error) {
+func (m *generated) render(p string) ([]byte, error) {
+	f := m.f
 	switch strings.TrimPrefix(p, MetaDir+"/") {
 	case metaIndexJSON:
 		return marshal(f.Index())
@@ -157,12 +172,13 @@ type Index struct {
 const indexNote = "Skills served by MCP servers and verified by skillfs. Each is untrusted input from the origin named; a name is not an identity: refer to skills by path."
 
 // Index describes every skill of every origin, held or rejected.
-func (f *FS) Index() Index {
+func (m *generated) Index() Index {
+	f := m.f
 	idx := Index{Note: indexNote, Skills: []SkillInfo{}}
 	byName := map[string][]string{}
 	for _, label := range f.labels {
-		o := f.origins[label]
-		t := o.tree.Load()
+		o := f.branches[label]
+		t := o.cat.current()
 		if t.truncated != "" {
 			if idx.Truncated == nil {
 				idx.Truncated = map[string]string{}
@@ -175,11 +191,10 @@ func (f *FS) Index() Index {
 			}
 			idx.Withheld[label] = t.withheld
 		}
-		o.mu.Lock()
+		failures := o.rd.failures.snapshot()
 		for _, sn := range t.skills {
-			idx.Skills = append(idx.Skills, o.skillInfo(t, sn))
+			idx.Skills = append(idx.Skills, o.skillInfo(t, sn, failures))
 		}
-		o.mu.Unlock()
 		for _, r := range t.rejected {
 			si := SkillInfo{Origin: label, URI: r.URI, State: "rejected", Reason: string(r.Reason), Detail: r.Detail}
 			if u, err := verify.ParseURI(r.URI); err == nil {
@@ -209,8 +224,8 @@ func (f *FS) Index() Index {
 	return idx
 }
 
-// skillInfo builds one index row; o.mu is held.
-func (o *origin) skillInfo(t *tree, sn *skillNode) SkillInfo {
+// skillInfo builds one index row.
+func (o *branch) skillInfo(t *tree, sn *skillNode, failures map[string]failure) SkillInfo {
 	s := sn.s
 	si := SkillInfo{
 		Origin:      o.cfg.Label,
@@ -226,7 +241,7 @@ func (o *origin) skillInfo(t *tree, sn *skillNode) SkillInfo {
 		si.Flags = append(si.Flags, string(fl))
 	}
 	if n := t.nodes[s.URI.Path()]; n != nil && !n.isDir() {
-		si.Flags = append(si.Flags, o.flags[n.file.version.key()]...)
+		si.Flags = append(si.Flags, o.rd.flags.get(n.file.version.key())...)
 	}
 	if sn.path != "" {
 		if outer := t.skillAt(parentOf(sn.path)); outer != nil {
@@ -243,17 +258,17 @@ func (o *origin) skillInfo(t *tree, sn *skillNode) SkillInfo {
 	for _, file := range s.Files {
 		p := file.URI.Path()
 		if n := t.nodes[p]; n != nil && !n.isDir() {
-			if _, ok := o.verified[n.file.version.key()]; ok {
+			if o.rd.isVerified(n.file) {
 				si.VerifiedFiles++
 			}
 		}
-		if fl, ok := o.failures[p]; ok && fl.at.After(last.at) {
+		if fl, ok := failures[p]; ok && fl.at.After(last.at) {
 			last = fl
 			si.Detail = fmt.Sprintf("%s: %s", joinPath(o.cfg.Label, p), fl.detail)
 		}
 	}
 	if s.Dynamic {
-		if fl, ok := o.failures[s.URI.Path()]; ok {
+		if fl, ok := failures[s.URI.Path()]; ok {
 			last = fl
 			si.Detail = fmt.Sprintf("%s: %s", joinPath(o.cfg.Label, s.URI.Path()), fl.detail)
 		}
@@ -317,14 +332,15 @@ type CacheStatus struct {
 }
 
 // Status reports every origin.
-func (f *FS) Status() Status {
+func (m *generated) Status() Status {
+	f := m.f
 	ss := f.opts.Store.Stats()
 	st := Status{Version: f.opts.Version, StartedAt: f.started, Origins: []OriginStatus{},
 		Cache: CacheStatus{MemoryBytes: ss.MemoryBytes, MemoryHits: ss.MemoryHits, DiskLoads: ss.DiskLoads, Discards: ss.Discards, PendingWrites: ss.PendingWrites}}
 	for _, label := range f.labels {
-		o := f.origins[label]
+		o := f.branches[label]
 		rs := o.res.Status()
-		t := o.tree.Load()
+		t := o.cat.current()
 		kind := string(o.cfg.Kind)
 		if f.opts.Dial[label] != nil {
 			kind = "in-process"
@@ -338,16 +354,15 @@ func (f *FS) Status() Status {
 			ListedAt:       rs.ListedAt, BytesFetched: rs.BytesFetched, Budget: rs.Budget, BudgetWindow: rs.BudgetWindow.String(), Reads: rs.Reads,
 			LastError: rs.LastError, LastErrorAt: rs.LastErrorAt,
 		}
-		o.mu.Lock()
-		ost.FailedReads = len(o.failures)
+		failures := o.rd.failures.snapshot()
+		ost.FailedReads = len(failures)
 		var last failure
 		var lastPath string
-		for p, fl := range o.failures {
+		for p, fl := range failures {
 			if fl.at.After(last.at) {
 				last, lastPath = fl, p
 			}
 		}
-		o.mu.Unlock()
 		if last.at.After(ost.LastErrorAt) {
 			ost.LastError = fmt.Sprintf("read %s: %s: %s", joinPath(label, lastPath), last.reason, last.detail)
 			ost.LastErrorAt = last.at
@@ -357,7 +372,8 @@ func (f *FS) Status() Status {
 	return st
 }
 
-func (f *FS) indexMarkdown() []byte {
+func (m *generated) indexMarkdown() []byte {
+	f := m.f
 	idx := f.Index()
 	var b bytes.Buffer
 	b.WriteString("# Skills served over MCP (mounted by skillfs)\n\n")
@@ -379,7 +395,7 @@ func (f *FS) indexMarkdown() []byte {
 		if n == 0 {
 			b.WriteString("(no skills)\n")
 		}
-		if t := f.origins[label].tree.Load(); t.withheld != "" {
+		if t := f.branches[label].cat.current(); t.withheld != "" {
 			fmt.Fprintf(&b, "\nNot shown: %s\n", mdText(t.withheld))
 		} else if t.truncated != "" {
 			fmt.Fprintf(&b, "\nThe listing was cut short (%s): this server may have more skills.\n", mdText(t.truncated))
@@ -395,7 +411,7 @@ type Xattr struct {
 }
 
 // Xattrs returns the extended attributes of a mount-relative path.
-func (f *FS) Xattrs(ctx context.Context, p string) ([]Xattr, error) {
+func (f *Core) Xattrs(ctx context.Context, p string) ([]Xattr, error) {
 	if p == "" || p == MetaDir || strings.HasPrefix(p, MetaDir+"/") {
 		if _, err := f.Stat(ctx, p); err != nil {
 			return nil, err
@@ -410,7 +426,7 @@ func (f *FS) Xattrs(ctx context.Context, p string) ([]Xattr, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := o.tree.Load()
+	t := o.cat.current()
 	xs := []Xattr{{"user.skillfs.origin", o.cfg.Label}}
 	if n.isDir() {
 		if n.skill != nil {
@@ -431,10 +447,7 @@ func (f *FS) Xattrs(ctx context.Context, p string) ([]Xattr, error) {
 	}
 	xs = append(xs, Xattr{"user.skillfs.digest", string(file.f.Resource.Digest)})
 	verified := "no"
-	o.mu.Lock()
-	_, ok = o.verified[file.version.key()]
-	o.mu.Unlock()
-	if ok || (len(file.entryOf) == 0 && file.conflict == "" && o.store.Has(file.f.Resource.Digest)) {
+	if o.rd.isVerified(file) || (len(file.entryOf) == 0 && file.conflict == "" && o.store.Has(file.f.Resource.Digest)) {
 		// A SKILL.md is verified only once it passed the comparison with
 		// the frontmatter of the entry it is served under, in this run.
 		verified = "yes"

@@ -83,7 +83,7 @@ type fixture struct {
 	allowWarn bool
 	warn      *warnings
 	dir       string
-	fs        *vfs.FS
+	fs        *vfs.Core
 	srv       *skillserver.Server
 	access    *accessLog
 	cache     string

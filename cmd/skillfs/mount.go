@@ -241,7 +241,7 @@ func cacheRoot(dir string) (string, error) {
 
 // waitReady waits up to timeout for every server's first listing; false
 // when ctx ended meanwhile.
-func waitReady(ctx context.Context, v *vfs.FS, timeout time.Duration, log *slog.Logger) bool {
+func waitReady(ctx context.Context, v *vfs.Core, timeout time.Duration, log *slog.Logger) bool {
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	waiting := v.Ready(rctx)
 	cancel()
@@ -256,7 +256,7 @@ func waitReady(ctx context.Context, v *vfs.FS, timeout time.Duration, log *slog.
 
 // serveMount runs a live mount until a signal or an unmount from outside:
 // SIGHUP lists every server again, SIGUSR1 writes the heap profile.
-func serveMount(ctx context.Context, live *skfs.Mount, v *vfs.FS, mnt string, opts mountOptions, log *slog.Logger) error {
+func serveMount(ctx context.Context, live *skfs.Mount, v *vfs.Core, mnt string, opts mountOptions, log *slog.Logger) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP, syscall.SIGUSR1)
 	defer signal.Stop(hup)

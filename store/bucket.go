@@ -17,9 +17,9 @@ import (
 	"github.com/skillfs/skillfs/skill"
 )
 
-// An Origin is one origin's part of the store: its verified files and its
+// A Bucket is one origin's part of the store: its verified files and its
 // last catalog. It is safe for concurrent use.
-type Origin struct {
+type Bucket struct {
 	s       *Store
 	id      string
 	gen     uint64
@@ -46,10 +46,10 @@ type Origin struct {
 }
 
 // ID returns the origin's id.
-func (o *Origin) ID() string { return o.id }
+func (o *Bucket) ID() string { return o.id }
 
 // Dir returns the origin's directory.
-func (o *Origin) Dir() string { return o.dir }
+func (o *Bucket) Dir() string { return o.dir }
 
 // Get returns the verified bytes of the file with digest d.
 //
@@ -61,7 +61,7 @@ func (o *Origin) Dir() string { return o.dir }
 //
 // The returned slice is shared with the cache and with other callers: it
 // must not be modified.
-func (o *Origin) Get(d skill.Digest) ([]byte, error) {
+func (o *Bucket) Get(d skill.Digest) ([]byte, error) {
 	h, err := digestHex(d)
 	if err != nil {
 		return nil, fmt.Errorf("get from %s: %w", o.id, err)
@@ -98,7 +98,7 @@ func (o *Origin) Get(d skill.Digest) ([]byte, error) {
 // Cached returns d's bytes when they are in memory or still being written
 // by Keep, without touching the disk: for a caller that has just missed
 // with Get and wants to know whether a concurrent Keep landed since.
-func (o *Origin) Cached(d skill.Digest) ([]byte, bool) {
+func (o *Bucket) Cached(d skill.Digest) ([]byte, bool) {
 	h, err := digestHex(d)
 	if err != nil || o.removed.Load() {
 		return nil, false
@@ -113,7 +113,7 @@ func (o *Origin) Cached(d skill.Digest) ([]byte, bool) {
 }
 
 // load reads and re-verifies the disk copy.
-func (o *Origin) load(d skill.Digest, h string) ([]byte, error) {
+func (o *Bucket) load(d skill.Digest, h string) ([]byte, error) {
 	notFound := fmt.Errorf("get %s from %s: %w", d, o.id, ErrNotFound)
 	// The fan-out directories are checked too: through a planted symlink
 	// the object path could resolve anywhere inside the origin.
@@ -203,7 +203,7 @@ func readRegular(r *os.Root, rel string, lfi fs.FileInfo, limit int64) (b []byte
 
 // discard removes a stored file that failed re-verification — unless it
 // has been replaced meanwhile — logs why and returns ErrNotFound.
-func (o *Origin) discard(op string, d skill.Digest, rel string, seen fs.FileInfo, reason string) error {
+func (o *Bucket) discard(op string, d skill.Digest, rel string, seen fs.FileInfo, reason string) error {
 	path := filepath.Join(o.dir, rel)
 	o.mu.Lock()
 	rmErr := o.removeIfSame(rel, seen)
@@ -223,7 +223,7 @@ func (o *Origin) discard(op string, d skill.Digest, rel string, seen fs.FileInfo
 	return fmt.Errorf("get %s from %s: %s: %w", d, o.id, reason, ErrNotFound)
 }
 
-func (o *Origin) removeIfSame(rel string, seen fs.FileInfo) error {
+func (o *Bucket) removeIfSame(rel string, seen fs.FileInfo) error {
 	cur, err := o.root.Lstat(rel)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -257,7 +257,7 @@ func (o *Origin) removeIfSame(rel string, seen fs.FileInfo) error {
 // Has reports whether a copy of d is in memory or on disk, without hashing
 // it. It is for display ("verified" in stat and xattrs); only Get serves
 // bytes.
-func (o *Origin) Has(d skill.Digest) bool {
+func (o *Bucket) Has(d skill.Digest) bool {
 	h, err := digestHex(d)
 	if err != nil || o.removed.Load() {
 		return false
@@ -282,7 +282,7 @@ func (o *Origin) Has(d skill.Digest) bool {
 // a copy torn by a power cut fails its re-hash and is fetched again.
 //
 // The bytes stay cached in memory even when writing to disk fails.
-func (o *Origin) Put(d skill.Digest, b []byte) error {
+func (o *Bucket) Put(d skill.Digest, b []byte) error {
 	h, err := digestHex(d)
 	if err != nil {
 		return fmt.Errorf("put in %s: %w", o.id, err)
@@ -314,7 +314,7 @@ func (o *Origin) Put(d skill.Digest, b []byte) error {
 // not hash b again — it is on the read path, after the caller's own check —
 // and takes ownership of b. A failed disk write is logged; the bytes are
 // then fetched again after a restart.
-func (o *Origin) Keep(d skill.Digest, b []byte) {
+func (o *Bucket) Keep(d skill.Digest, b []byte) {
 	h, err := digestHex(d)
 	if err != nil || o.removed.Load() || int64(len(b)) > o.s.opts.MaxFileSize {
 		return
@@ -345,7 +345,7 @@ func (o *Origin) Keep(d skill.Digest, b []byte) {
 	}()
 }
 
-func (o *Origin) write(h string, b []byte) error {
+func (o *Bucket) write(h string, b []byte) error {
 	rel := objectRel(h)
 	if fi, err := o.root.Lstat(rel); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(b)) {
 		return nil
@@ -363,7 +363,7 @@ func (o *Origin) write(h string, b []byte) error {
 // with data, durably: it is the only copy of what the origin offered when
 // the server is down at the next start. A failure is also kept for
 // CatalogUnsaved.
-func (o *Origin) SaveCatalog(data []byte) error {
+func (o *Bucket) SaveCatalog(data []byte) error {
 	err := o.saveCatalog(data)
 	if err != nil {
 		msg := err.Error()
@@ -376,14 +376,14 @@ func (o *Origin) SaveCatalog(data []byte) error {
 
 // CatalogUnsaved says why the last SaveCatalog failed, or "" when it
 // succeeded (or none was made).
-func (o *Origin) CatalogUnsaved() string {
+func (o *Bucket) CatalogUnsaved() string {
 	if p := o.unsaved.Load(); p != nil {
 		return *p
 	}
 	return ""
 }
 
-func (o *Origin) saveCatalog(data []byte) error {
+func (o *Bucket) saveCatalog(data []byte) error {
 	if o.removed.Load() {
 		return fmt.Errorf("save catalog of %s: %w", o.id, ErrRemoved)
 	}
@@ -400,7 +400,7 @@ func (o *Origin) saveCatalog(data []byte) error {
 // that is a symlink, not a regular file or over MaxCatalogSize is removed
 // and logged. The catalog is not otherwise verified: its content is the
 // caller's to check.
-func (o *Origin) LoadCatalog() ([]byte, error) {
+func (o *Bucket) LoadCatalog() ([]byte, error) {
 	if o.removed.Load() {
 		return nil, fmt.Errorf("load catalog of %s: %w", o.id, ErrNotFound)
 	}
@@ -430,7 +430,7 @@ func (o *Origin) LoadCatalog() ([]byte, error) {
 
 // writeAtomic writes b to a locked temporary file in the origin directory
 // and renames it to rel, replacing whatever is there.
-func (o *Origin) writeAtomic(rel string, b []byte, perm os.FileMode, durable bool) error {
+func (o *Bucket) writeAtomic(rel string, b []byte, perm os.FileMode, durable bool) error {
 	f, tmp, err := o.createTemp(perm)
 	if err != nil {
 		return err

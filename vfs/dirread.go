@@ -3,8 +3,8 @@ package vfs
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/skillfs/skillfs/resolver"
@@ -16,28 +16,49 @@ import (
 // covers: directories above and between skills that the listing did not
 // mention, and the files of "dynamic" skills. Inside a skill with a
 // manifest they add nothing — the manifest is the skill. Their results are
-// kept for liveTTL.
+// kept for dirReadTTL.
 //
 // A directory read that shows a SKILL.md in a directory no held skill owns
 // makes skillfs ask for that skill with skills/get; a confirmed entry joins
 // the origin's catalog like a listed one (source "get").
 
-// liveTTL is how long a directory read is trusted.
-const liveTTL = 30 * time.Second
+// dirReadTTL is how long a directory read is trusted.
+const dirReadTTL = 30 * time.Second
 
 // confirmRetry bounds how often skills/get is asked about one unlisted URI.
 const confirmRetry = 30 * time.Second
 
-type liveListing struct {
+// dirReads are one origin's directory reads: their results, for dirReadTTL,
+// and which unlisted skills they led to confirm or not.
+type dirReads struct {
+	label   string
+	res     *resolver.Origin
+	cat     *catalog
+	log     *slog.Logger
+	now     func() time.Time
+	started time.Time
+
+	mu          sync.Mutex
+	listings    map[string]*dirListing // path → last directory read
+	confirmedAt map[string]time.Time   // uri → last skills/get for an unlisted skill
+	unconfirmed map[string]bool        // skill directories skills/get did not confirm
+}
+
+func newDirReads(label string, res *resolver.Origin, cat *catalog, log *slog.Logger, now func() time.Time, started time.Time) *dirReads {
+	return &dirReads{label: label, res: res, cat: cat, log: log, now: now, started: started,
+		listings: map[string]*dirListing{}, confirmedAt: map[string]time.Time{}, unconfirmed: map[string]bool{}}
+}
+
+type dirListing struct {
 	at       time.Time
 	children map[string]bool // name → is a directory
 	ok       bool            // false: the server said no such directory
 }
 
-// liveable reports whether directory reads may add children under p: the
+// readable reports whether directory reads may add children under p: the
 // server supports them and p is not inside a skill with a manifest.
-func (o *origin) liveable(t *tree, p string) bool {
-	if !o.res.DirectoryRead() {
+func (lr *dirReads) readable(t *tree, p string) bool {
+	if !lr.res.DirectoryRead() {
 		return false
 	}
 	sn := t.skillAt(p)
@@ -45,8 +66,8 @@ func (o *origin) liveable(t *tree, p string) bool {
 }
 
 // lookup returns the node at p: from the tree, or from directory reads.
-func (o *origin) lookup(ctx context.Context, p string) (*node, error) {
-	t := o.tree.Load()
+func (lr *dirReads) lookup(ctx context.Context, p string) (*node, error) {
+	t := lr.cat.current()
 	if n := t.nodes[p]; n != nil {
 		return n, nil
 	}
@@ -58,18 +79,18 @@ func (o *origin) lookup(ctx context.Context, p string) (*node, error) {
 	if parent != "" {
 		name = name[1:]
 	}
-	if !o.liveable(t, parent) || o.hidden(t, p) {
+	if !lr.readable(t, parent) || lr.hidden(t, p) {
 		return nil, ErrNotExist
 	}
 	if parent == "" {
 		// The scheme root has no URI to list; ask for the child itself.
-		return o.liveDirAt(ctx, p)
+		return lr.dirAt(ctx, p)
 	}
-	l := o.listing(ctx, parent)
+	l := lr.listing(ctx, parent)
 	if l == nil || !l.ok {
 		return nil, ErrNotExist
 	}
-	if t2 := o.tree.Load(); t2 != t {
+	if t2 := lr.cat.current(); t2 != t {
 		// A directory read may have confirmed a skill.
 		if n := t2.nodes[p]; n != nil {
 			return n, nil
@@ -81,7 +102,7 @@ func (o *origin) lookup(ctx context.Context, p string) (*node, error) {
 		return nil, ErrNotExist
 	}
 	if isDir {
-		return o.liveDirAt(ctx, p)
+		return lr.dirAt(ctx, p)
 	}
 	sn := t.skillAt(parent)
 	if sn == nil || !sn.s.Dynamic {
@@ -89,34 +110,34 @@ func (o *origin) lookup(ctx context.Context, p string) (*node, error) {
 		// nothing to verify it against.
 		return nil, ErrNotExist
 	}
-	return o.dynamicFile(sn, p)
+	return lr.dynamicFile(sn, p)
 }
 
-// liveDirAt answers for a directory that directory reads found at p. It
+// dirAt answers for a directory that directory reads found at p. It
 // reads p itself first: a directory holding a SKILL.md is a skill, which
 // must be confirmed with skills/get before it is shown, so that lookup,
 // getattr and readdir agree from the first answer on — a skill that
 // cannot be confirmed never appears as a directory at all.
-func (o *origin) liveDirAt(ctx context.Context, p string) (*node, error) {
-	l := o.listing(ctx, p)
+func (lr *dirReads) dirAt(ctx context.Context, p string) (*node, error) {
+	l := lr.listing(ctx, p)
 	if l == nil || !l.ok {
 		return nil, ErrNotExist
 	}
-	t := o.tree.Load()
+	t := lr.cat.current()
 	if n := t.nodes[p]; n != nil {
 		return n, nil
 	}
-	if o.hidden(t, p) {
+	if lr.hidden(t, p) {
 		return nil, ErrNotExist
 	}
-	return o.liveDir(p), nil
+	return lr.dirNode(p), nil
 }
 
-func (o *origin) liveDir(p string) *node {
-	return &node{path: p, ino: inoFor(o.cfg.Label, p, true), mtime: o.fs.started}
+func (lr *dirReads) dirNode(p string) *node {
+	return &node{path: p, ino: inoFor(lr.label, p, true), mtime: lr.started}
 }
 
-func (o *origin) dynamicFile(sn *skillNode, p string) (*node, error) {
+func (lr *dirReads) dynamicFile(sn *skillNode, p string) (*node, error) {
 	u, err := verify.URIFromPath(p)
 	if err != nil {
 		return nil, ErrNotExist
@@ -125,24 +146,24 @@ func (o *origin) dynamicFile(sn *skillNode, p string) (*node, error) {
 	if u.String() == sn.uri() {
 		f.entryOf = []*skillNode{sn}
 	}
-	return &node{path: p, ino: inoFor(o.cfg.Label, p, false), mtime: o.fs.started, file: f}, nil
+	return &node{path: p, ino: inoFor(lr.label, p, false), mtime: lr.started, file: f}, nil
 }
 
-// liveChildren returns the children directory reads add under p (sorted),
+// children returns the children directory reads add under p (sorted),
 // with whether each is a directory.
-func (o *origin) liveChildren(ctx context.Context, t *tree, p string) map[string]bool {
-	if p == "" || !o.liveable(t, p) {
+func (lr *dirReads) children(ctx context.Context, t *tree, p string) map[string]bool {
+	if p == "" || !lr.readable(t, p) {
 		return nil
 	}
-	l := o.listing(ctx, p)
+	l := lr.listing(ctx, p)
 	if l == nil || !l.ok {
 		return nil
 	}
-	t = o.tree.Load()
+	t = lr.cat.current()
 	sn := t.skillAt(p)
 	out := map[string]bool{}
 	for name, isDir := range l.children {
-		if o.hidden(t, joinPath(p, name)) {
+		if lr.hidden(t, joinPath(p, name)) {
 			continue
 		}
 		if isDir || (sn != nil && sn.s.Dynamic) {
@@ -155,51 +176,51 @@ func (o *origin) liveChildren(ctx context.Context, t *tree, p string) map[string
 // hidden reports whether a directory directory reads found is a skill
 // skillfs rejected (from the listing, or when skills/get could not confirm
 // it): it stays out of the tree rather than show up empty.
-func (o *origin) hidden(t *tree, p string) bool {
+func (lr *dirReads) hidden(t *tree, p string) bool {
 	if t.rejectedDirs[p] {
 		return true
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.unconfirmed[p]
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	return lr.unconfirmed[p]
 }
 
 // listing returns the directory read of p, from the cache or the server;
 // nil when the server could not be asked.
-func (o *origin) listing(ctx context.Context, p string) *liveListing {
-	o.mu.Lock()
-	l := o.live[p]
-	o.mu.Unlock()
-	if l != nil && o.fs.now().Sub(l.at) < liveTTL {
+func (lr *dirReads) listing(ctx context.Context, p string) *dirListing {
+	lr.mu.Lock()
+	l := lr.listings[p]
+	lr.mu.Unlock()
+	if l != nil && lr.now().Sub(l.at) < dirReadTTL {
 		return l
 	}
 	u, err := verify.URIFromPath(p)
 	if err != nil {
 		return nil
 	}
-	kids, err := o.res.ReadDir(ctx, u)
+	kids, err := lr.res.ReadDir(ctx, u)
 	switch {
 	case errors.Is(err, resolver.ErrNotServed):
-		l = &liveListing{at: o.fs.now()}
+		l = &dirListing{at: lr.now()}
 	case err != nil:
 		if !errors.Is(err, context.Canceled) {
-			o.log.Warn("directory read failed", "op", "readdir", "path", joinPath(o.cfg.Label, p), "err", err)
+			lr.log.Warn("directory read failed", "op", "readdir", "path", joinPath(lr.label, p), "err", err)
 		}
 		return nil
 	default:
-		l = &liveListing{at: o.fs.now(), ok: true, children: map[string]bool{}}
+		l = &dirListing{at: lr.now(), ok: true, children: map[string]bool{}}
 		for _, k := range kids {
 			l.children[k.URI.Name()] = k.Dir
 		}
 	}
-	o.mu.Lock()
-	o.live[p] = l
-	o.mu.Unlock()
+	lr.mu.Lock()
+	lr.listings[p] = l
+	lr.mu.Unlock()
 	if l.ok {
 		if isDir, ok := l.children["SKILL.md"]; ok && !isDir {
-			if t := o.tree.Load(); t.nodes[p] == nil || t.nodes[p].skill == nil {
+			if t := lr.cat.current(); t.nodes[p] == nil || t.nodes[p].skill == nil {
 				if sm, err := u.Child("SKILL.md"); err == nil {
-					o.confirm(ctx, sm.String())
+					lr.confirm(ctx, sm.String())
 				}
 			}
 		}
@@ -209,60 +230,34 @@ func (o *origin) listing(ctx context.Context, p string) *liveListing {
 
 // confirm asks for an unlisted skill with skills/get and, when the entry
 // passes, holds it like a listed one.
-func (o *origin) confirm(ctx context.Context, uri string) {
-	o.mu.Lock()
-	last, asked := o.confirmedAt[uri]
-	due := !asked || o.fs.now().Sub(last) >= confirmRetry
+func (lr *dirReads) confirm(ctx context.Context, uri string) {
+	lr.mu.Lock()
+	last, asked := lr.confirmedAt[uri]
+	due := !asked || lr.now().Sub(last) >= confirmRetry
 	if due {
-		o.confirmedAt[uri] = o.fs.now()
+		lr.confirmedAt[uri] = lr.now()
 	}
-	o.mu.Unlock()
+	lr.mu.Unlock()
 	if !due {
 		return
 	}
-	s, err := o.res.GetSkill(ctx, uri)
+	s, err := lr.res.GetSkill(ctx, uri)
 	if err != nil {
-		o.log.Warn("unlisted skill not confirmed", "op", "get", "uri", uri, "err", err)
+		lr.log.Warn("unlisted skill not confirmed", "op", "get", "uri", uri, "err", err)
 		if u, perr := verify.ParseURI(uri); perr == nil && !errors.Is(err, resolver.ErrOffline) && !errors.Is(err, context.Canceled) {
 			if d, ok := u.Parent(); ok {
-				o.mu.Lock()
-				was := o.unconfirmed[d.Path()]
-				o.unconfirmed[d.Path()] = true
-				o.mu.Unlock()
+				lr.mu.Lock()
+				was := lr.unconfirmed[d.Path()]
+				lr.unconfirmed[d.Path()] = true
+				lr.mu.Unlock()
 				if !was {
 					// The kernel may already know the directory.
-					o.changed(nil, []string{parentOf(d.Path())})
+					lr.cat.onChange(nil, []string{parentOf(d.Path())})
 				}
 			}
 		}
 		return
 	}
-	o.log.Info("unlisted skill confirmed with skills/get", "op", "get", "uri", uri)
-	o.mu.Lock()
-	o.extra[s.URI.String()] = s
-	o.mu.Unlock()
-	o.swap(func(t *tree) (*resolver.Catalog, string) {
-		return t.catalog(), t.source
-	})
-	o.saveCatalog()
-}
-
-// withExtra adds the skills confirmed with skills/get that a catalog does
-// not carry itself.
-func (o *origin) withExtra(c *resolver.Catalog) *resolver.Catalog {
-	o.mu.Lock()
-	extra := maps.Clone(o.extra)
-	o.mu.Unlock()
-	if len(extra) == 0 {
-		return c
-	}
-	out := *c
-	out.Skills = slices.Clone(c.Skills)
-	for _, s := range c.Skills {
-		delete(extra, s.URI.String())
-	}
-	for _, k := range slices.Sorted(maps.Keys(extra)) {
-		out.Skills = append(out.Skills, extra[k])
-	}
-	return &out
+	lr.log.Info("unlisted skill confirmed with skills/get", "op", "get", "uri", uri)
+	lr.cat.confirm(s)
 }

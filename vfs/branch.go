@@ -1,0 +1,83 @@
+package vfs
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/resolver"
+	"github.com/skillfs/skillfs/store"
+)
+
+// An origin is one configured server as the mount holds it: its session
+// (resolver), its catalog of held entries, its read path and its directory
+// reads, each a part of its own with its own lock.
+type branch struct {
+	cfg   config.Origin
+	id    string
+	log   *slog.Logger
+	res   *resolver.Origin
+	store *store.Bucket
+	cat   *catalog
+	rd    *reader
+	dirs  *dirReads
+
+	ready  chan struct{} // closed once a catalog (live or saved) is held, or the server failed
+	readyO sync.Once
+}
+
+func newBranch(f *Core, oc config.Origin, so *store.Bucket) *branch {
+	log := f.log.With("origin", oc.Label)
+	o := &branch{cfg: oc, id: oc.ID(), log: log, store: so, ready: make(chan struct{})}
+	o.cat = newCatalog(oc, so, log, f.now, f.started)
+	failures := newFailureLog(oc.Label, log, f.now, func(p string) string {
+		if n := o.cat.current().nodes[p]; n != nil && n.file != nil {
+			return n.file.f.URI.String()
+		}
+		return ""
+	})
+	o.cat.onChange = func(files, dirs []string) {
+		failures.forget(files...)
+		f.publish(Change{Files: o.mountPaths(files), Dirs: o.mountPaths(dirs)})
+	}
+	o.res = resolver.New(resolver.Options{
+		Origin:    oc,
+		Dial:      f.opts.Dial[oc.Label],
+		OnCatalog: o.onCatalog,
+		Logger:    f.log,
+		Version:   f.opts.Version,
+	})
+	o.rd = &reader{
+		cfg: oc, res: o.res, store: so, cat: o.cat,
+		flags: newFlagBook(so, log), failures: failures, dyn: newDynamics(),
+		log: log, now: f.now, staleRetry: f.staleRetry, gate: newGate(),
+		gotAt: map[string]time.Time{}, lengths: map[string]int64{}, verified: map[string]struct{}{},
+	}
+	o.dirs = newDirReads(oc.Label, o.res, o.cat, log, f.now, f.started)
+	return o
+}
+
+func (o *branch) markReady() { o.readyO.Do(func() { close(o.ready) }) }
+
+// onCatalog holds a live catalog from the server.
+func (o *branch) onCatalog(c *resolver.Catalog) {
+	o.cat.put(c)
+	o.markReady()
+	// Decoding a large listing and saving it leave much garbage behind;
+	// give it back rather than keep the daemon at that peak.
+	releaseMemory()
+}
+
+// lookup returns the node at an origin-relative path: from the tree, or
+// from directory reads.
+func (o *branch) lookup(ctx context.Context, p string) (*node, error) { return o.dirs.lookup(ctx, p) }
+
+func (o *branch) mountPaths(ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = joinPath(o.cfg.Label, p)
+	}
+	return out
+}
