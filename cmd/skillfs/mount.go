@@ -131,6 +131,9 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err != nil {
 		return usageError(err)
 	}
+	if err := config.CheckPlacement(mnt, config.Homes()...); err != nil {
+		return usageError(fmt.Errorf("refusing mountpoint: %w", err))
+	}
 	origins, err := loadOrigins(ctx, opts, log)
 	if err != nil {
 		return err
@@ -181,9 +184,6 @@ func tuneGC() {
 // keyed to it.
 func openMountStore(opts mountOptions, mnt string, cfg *config.Config, log *slog.Logger) (*store.Store, error) {
 	homes := config.Homes()
-	if err := config.CheckPlacement(mnt, homes...); err != nil {
-		return nil, usageError(fmt.Errorf("refusing mountpoint: %w", err))
-	}
 	var labels []string
 	for _, o := range cfg.Origins {
 		labels = append(labels, o.Label)
