@@ -23,27 +23,38 @@ func TestHostileBudgetWindow(t *testing.T) {
 		"good": good.entry(),
 		"evil": hostileStdio(t, hostile.Options{Fixtures: []string{hostile.Budget1, hostile.Budget2, hostile.Budget3}}),
 	}, map[string]any{"servers": map[string]any{"evil": map[string]any{"limits": map[string]any{
-		"budget":        "10MiB", // one 6 MiB file fits, two do not
-		"budget_window": "5s",
+		"budget": "10MiB", // one 6 MiB file fits, two do not
+		// Long enough that two reads started together always share a
+		// window, however loaded the machine; the test then waits it out.
+		"budget_window": "30s",
 	}}}})
 	m := startMount(t, cfg)
 	m.warnings = true // over-budget reads warn, as they should
 
 	big := func(fixture string) string { return m.Path("evil", fixture, "big.txt") }
-	if _, err := os.ReadFile(big(hostile.Budget1)); err != nil {
-		t.Fatalf("the first 6 MiB file within a 10 MiB budget: %v", err)
+	// Two 6 MiB reads at once: each reserves its declared size before it
+	// asks, so one of them is over the 10 MiB budget.
+	errs := make([]error, 2)
+	done := make(chan int, 2)
+	pair := []string{hostile.Budget1, hostile.Budget2}
+	for i, f := range pair {
+		go func() {
+			_, errs[i] = os.ReadFile(big(f))
+			done <- i
+		}()
 	}
-	// The next read is over budget. (Should the machine stall for a whole
-	// window between two reads, the one after is.)
+	<-done
+	<-done
 	refused := ""
-	for _, f := range []string{hostile.Budget2, hostile.Budget3} {
-		_, err := os.ReadFile(big(f))
-		if errors.Is(err, syscall.EIO) {
-			refused = f
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: %v, want EIO or the bytes", f, err)
+	for i, err := range errs {
+		switch {
+		case errors.Is(err, syscall.EIO):
+			if refused != "" {
+				t.Fatalf("both %s and %s were refused; one fits the budget", pair[0], pair[1])
+			}
+			refused = pair[i]
+		case err != nil:
+			t.Fatalf("%s: %v, want EIO or the bytes", pair[i], err)
 		}
 	}
 	if refused == "" {
@@ -59,7 +70,7 @@ func TestHostileBudgetWindow(t *testing.T) {
 
 	// After the window the refused file reads.
 	var err error
-	waitFor(t, 2*time.Minute, refused+" after the budget window", func() bool {
+	waitFor(t, 5*time.Minute, refused+" after the budget window", func() bool {
 		_, err = os.ReadFile(big(refused))
 		return err == nil
 	})
