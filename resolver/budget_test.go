@@ -207,8 +207,8 @@ func TestFetchBudgetWindow(t *testing.T) {
 	var c *Catalog
 	select {
 	case c = <-catalogs:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no catalog within 30s")
+	case <-time.After(5 * time.Minute):
+		t.Fatal("no catalog within 5m")
 	}
 	var big skill.Resource
 	for _, s := range c.Skills {
@@ -277,7 +277,7 @@ func TestBackoffResetsAfterHealthySession(t *testing.T) {
 		func(_ *Catalog, server io.Closer) { server.Close() })
 	select {
 	case <-enough:
-	case <-time.After(60 * time.Second):
+	case <-time.After(5 * time.Minute):
 		mu.Lock()
 		defer mu.Unlock()
 		t.Fatalf("only %d reconnects within 60s: %v", len(waits), waits)

@@ -106,8 +106,8 @@ func nextCatalog(t *testing.T, cats chan *Catalog) *Catalog {
 	select {
 	case c := <-cats:
 		return c
-	case <-time.After(60 * time.Second):
-		t.Fatal("no catalog within 60s")
+	case <-time.After(5 * time.Minute):
+		t.Fatal("no catalog within 5m")
 	}
 	return nil
 }

@@ -69,8 +69,8 @@ func (r *rig) next(t *testing.T) *Catalog {
 	select {
 	case c := <-r.catalog:
 		return c
-	case <-time.After(10 * time.Second):
-		t.Fatal("no catalog within 10s")
+	case <-time.After(5 * time.Minute):
+		t.Fatal("no catalog within 5m")
 	}
 	return nil
 }

@@ -212,7 +212,7 @@ func TestCommandSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if _, err := readResource(WithResponseLimit(ctx, mib), cs, bigURI); !IsResponseTooLarge(err) {
 		t.Errorf("20 MiB read with a 1 MiB limit: %v", err)

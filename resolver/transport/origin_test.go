@@ -201,7 +201,7 @@ func TestSSECrossOrigin(t *testing.T) {
 
 	connect := func(path string) error {
 		log, _ := newTestLog(t, "SSE endpoint refused")
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v0"}, nil)
 		cs, err := client.Connect(ctx, &mcp.SSEClientTransport{
@@ -237,7 +237,7 @@ func TestStreamableCrossOrigin(t *testing.T) {
 	}))
 	defer home.Close()
 	log, _ := newTestLog(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v0"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{

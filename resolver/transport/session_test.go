@@ -184,7 +184,9 @@ func TestOverlongResponseKeepsSession(t *testing.T) {
 			hl := &headerLog{}
 			opts := Options{Logger: log, Headers: map[string]string{"Authorization": "Bearer t0ken", "X-Skillfs-Test": "yes"}}
 			cs := connectSession(t, s, opts, hl)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			// A bound only against a hang: 20 MiB under the race detector on
+			// a loaded machine can take well over a minute.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 
 			_, err := readResource(WithResponseLimit(ctx, mib), cs, bigURI)
@@ -244,7 +246,7 @@ func TestCallLimits(t *testing.T) {
 			t.Run(s.name+"/"+tt.name, func(t *testing.T) {
 				log, _ := newTestLog(t)
 				cs := connectSession(t, s, Options{Logger: log, MaxFrame: tt.maxFrame}, &headerLog{})
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				defer cancel()
 				for _, c := range tt.calls {
 					cctx := ctx

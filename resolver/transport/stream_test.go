@@ -73,7 +73,7 @@ func rawPeer(t *testing.T, opts Options) (*lineConn, net.Conn, <-chan string) {
 // others described.
 func readUntilSentinel(t *testing.T, c *lineConn) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var got []string
 	for {
