@@ -106,7 +106,11 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	}
 	child := &node{sh: n.sh, path: p, dir: a.Kind == vfs.KindDir, file: fl, ino: a.Ino}
 	in := n.NewInode(ctx, child, gofs.StableAttr{Mode: mode, Ino: a.Ino})
-	if got, ok := in.Operations().(*node); ok && got == child && fl != nil && a.Volatile {
+	if got, ok := in.Operations().(*node); ok && got != child && fl != nil {
+		// go-fuse kept the inode it had for this number; its node holds
+		// its own reference to the same File.
+		fl.Forget()
+	} else if fl != nil && a.Volatile {
 		n.sh.volatile.Store(a.Ino, child)
 	}
 	return in, 0
@@ -116,7 +120,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 // forgotten the inode.
 func (n *node) OnForget() {
 	if n.file != nil {
-		n.sh.volatile.Delete(n.ino)
+		n.sh.volatile.CompareAndDelete(n.ino, n)
 		n.file.Forget()
 	}
 }

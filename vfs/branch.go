@@ -23,6 +23,7 @@ type branch struct {
 	cat   *catalog
 	rd    *reader
 	dirs  *dirReads
+	files fileTable // the Files the kernel holds, one per version
 
 	ready  chan struct{} // closed once a catalog (live or saved) is held, or the server failed
 	readyO sync.Once

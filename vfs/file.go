@@ -3,6 +3,7 @@ package vfs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,9 @@ type File struct {
 	dyn    []byte // a dynamic file's one fetch
 	dynOK  bool
 	gen    uint64 // a dynamic file's generation: one per fetch
+
+	key  string // in the branch's fileTable
+	refs int    // guarded by the fileTable's lock
 }
 
 // ReasonChanged: the file's entry changed after this copy served bytes.
@@ -72,11 +76,54 @@ func (f *Core) Lookup(ctx context.Context, p string) (Attr, *File, error) {
 	if n.isDir() {
 		return o.attr(n), nil, nil
 	}
-	fl := &File{o: o, path: rest, n: n}
+	var gen uint64
+	key := rest + "\x00" + n.file.version.key()
 	if n.file.dynamic {
-		fl.gen = o.rd.dyn.generation(rest)
+		gen = o.rd.dyn.generation(rest)
+		key = fmt.Sprintf("%s\x00dynamic %d", rest, gen)
 	}
+	fl := o.files.open(key, func() *File { return &File{o: o, path: rest, n: n, gen: gen, key: key} })
 	return fl.Attr(), fl, nil
+}
+
+// A fileTable makes one version of a file one File, however many times and
+// by however many inodes (go-fuse may hold two for one inode number while
+// the kernel forgets one) it is looked up: its bytes are loaded, and a
+// dynamic file fetched, once. A File leaves the table when the last
+// reference is forgotten.
+type fileTable struct {
+	mu    sync.Mutex
+	files map[string]*File
+}
+
+// open returns the File under key with one more reference, making it
+// when there is none.
+func (ft *fileTable) open(key string, make func() *File) *File {
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	if ft.files == nil {
+		ft.files = map[string]*File{}
+	}
+	fl := ft.files[key]
+	if fl == nil {
+		fl = make()
+		ft.files[key] = fl
+	}
+	fl.refs++
+	return fl
+}
+
+// close drops a reference; it reports whether it was the last.
+func (ft *fileTable) close(fl *File) bool {
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	if fl.refs--; fl.refs > 0 {
+		return false
+	}
+	if ft.files[fl.key] == fl {
+		delete(ft.files, fl.key)
+	}
+	return true
 }
 
 // Attr describes the version this File serves.
@@ -247,9 +294,13 @@ func (fl *File) release() {
 	}
 }
 
-// Forget lets go of what the File holds; the mount calls it when the
+// Forget drops one reference to the File (one per Lookup that returned
+// it); the last lets go of what it holds. The mount calls it when the
 // kernel forgets the inode.
 func (fl *File) Forget() {
+	if !fl.o.files.close(fl) {
+		return
+	}
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
 	fl.release()
