@@ -40,6 +40,7 @@ type readResult struct {
 // bytes or EIO — never a mix; a descriptor opened before the change keeps
 // the old bytes or fails; once the listing updates the new bytes serve.
 func TestServerDiesMidReadAndReturnsWithOtherContent(t *testing.T) {
+	t.Parallel()
 	state := filepath.Join(t.TempDir(), "state.json")
 	if err := hostile.WriteState(state, hostile.State{Phase: "a"}); err != nil {
 		t.Fatal(err)
@@ -180,6 +181,7 @@ func storedObject(t *testing.T, cache string, b []byte) string {
 // from the store with the server down — after hashing them again: a
 // stored copy changed on disk while no daemon ran is never served.
 func TestSIGKILLedDaemonRemountsAndRehashesTheStore(t *testing.T) {
+	t.Parallel()
 	o := mountTwoOrigins(t)
 	kept, changed := "alpha/refs/a.md", "team/beta/data.bin"
 	for _, p := range []string{kept, changed} {
