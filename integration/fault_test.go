@@ -80,6 +80,9 @@ func TestServerDiesMidReadAndReturnsWithOtherContent(t *testing.T) {
 	)
 	stop := make(chan struct{})
 	readerDone := make(chan struct{})
+	// The reader stops however the test ends, before the mount does.
+	stopReader := sync.OnceFunc(func() { close(stop); <-readerDone })
+	t.Cleanup(stopReader)
 	go func() {
 		defer close(readerDone)
 		for {
@@ -128,8 +131,7 @@ func TestServerDiesMidReadAndReturnsWithOtherContent(t *testing.T) {
 			t.Errorf("a descriptor opened before the change read %d bytes (%v): neither the old version nor EIO", n, err)
 		}
 	})
-	close(stop)
-	<-readerDone
+	stopReader()
 	mu.Lock()
 	defer mu.Unlock()
 	if len(results) == 0 {
