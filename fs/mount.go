@@ -42,6 +42,28 @@ func MountOptions() []string {
 // Start mounts v at mountpoint and serves it until Unmount. As root it
 // mounts directly; otherwise it needs fusermount3 (or fusermount).
 func Start(mountpoint string, v *vfs.Core, opts Options) (*Mount, error) {
+	raw, mo := newFS(v, opts)
+	server, err := fuse.NewServer(raw, mountpoint, &mo)
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
+	}
+	go server.Serve()
+	if err := server.WaitMount(); err != nil {
+		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
+	}
+	m := &Mount{server: server, root: raw.root, log: raw.sh.log, notify: make(chan vfs.Change, 64), done: make(chan struct{})}
+	go m.invalidator()
+	// Catalog swaps before this point needed no invalidation: the kernel
+	// knew nothing yet.
+	unsubscribe := v.Subscribe(m.Invalidate)
+	go func() { <-m.done; unsubscribe() }()
+	return m, nil
+}
+
+// newFS builds the node tree over v and the go-fuse file system that serves
+// it, without mounting it: Start mounts what it returns, and fs's tests call
+// its nodes and its raw operations directly, without a kernel.
+func newFS(v *vfs.Core, opts Options) (*rawFS, fuse.MountOptions) {
 	lg := opts.Logger
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
@@ -78,21 +100,7 @@ func Start(mountpoint string, v *vfs.Core, opts Options) (*Mount, error) {
 		RootStableAttr:  &gofs.StableAttr{Ino: 1},
 		Logger:          log.New(slogWriter{lg}, "", 0),
 	})
-	server, err := fuse.NewServer(&rawFS{RawFileSystem: nodeFS, sh: sh}, mountpoint, &mo)
-	if err != nil {
-		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
-	}
-	go server.Serve()
-	if err := server.WaitMount(); err != nil {
-		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
-	}
-	m := &Mount{server: server, root: root, log: lg, notify: make(chan vfs.Change, 64), done: make(chan struct{})}
-	go m.invalidator()
-	// Catalog swaps before this point needed no invalidation: the kernel
-	// knew nothing yet.
-	unsubscribe := v.Subscribe(m.Invalidate)
-	go func() { <-m.done; unsubscribe() }()
-	return m, nil
+	return &rawFS{RawFileSystem: nodeFS, sh: sh, root: root}, mo
 }
 
 // Invalidate tells the kernel to forget what a catalog swap changed. It does
@@ -228,7 +236,8 @@ func (w slogWriter) Write(p []byte) (int, error) {
 // one thing the node API hides: whether a GETATTR comes from a read.
 type rawFS struct {
 	fuse.RawFileSystem
-	sh *shared
+	sh   *shared
+	root *node
 }
 
 // GetAttr: before it reads a file, the kernel asks for its attributes with

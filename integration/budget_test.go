@@ -18,6 +18,7 @@ import (
 // passed, the same read succeeds, so a long-lived mount never runs dry
 // for good, while a server still gets at most budget bytes per window.
 func TestHostileBudgetWindow(t *testing.T) {
+	t.Parallel()
 	good := newHonest(t)
 	cfg := writeConfig(t, map[string]any{
 		"good": good.entry(),

@@ -19,6 +19,7 @@ import (
 // a busy mount, the cache command.
 
 func TestDemoMountFromTheReadme(t *testing.T) {
+	t.Parallel()
 	m := &mount{Dir: filepath.Join(t.TempDir(), "mcp-skills"), Cache: filepath.Join(t.TempDir(), "cache"), log: &syncBuffer{}}
 	// An empty config home: no config file, so the demo is what mounts, as
 	// on a fresh machine.
@@ -58,6 +59,7 @@ func TestDemoMountFromTheReadme(t *testing.T) {
 }
 
 func TestUnmountCommandEndsTheDaemon(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	genTree(t, dir, "local")
 	cfg := writeConfig(t, map[string]any{"local": stdioServe(dir, os.DevNull)}, nil)
@@ -84,6 +86,7 @@ func TestUnmountCommandEndsTheDaemon(t *testing.T) {
 }
 
 func TestBusyMountIsDetachedLazily(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	genTree(t, dir, "local")
 	cfg := writeConfig(t, map[string]any{"local": stdioServe(dir, os.DevNull)}, nil)
@@ -114,6 +117,7 @@ func TestBusyMountIsDetachedLazily(t *testing.T) {
 }
 
 func TestCacheCommandRemovesOneOrigin(t *testing.T) {
+	t.Parallel()
 	o := mountTwoOrigins(t)
 	if _, err := os.ReadFile(o.m.Path("local", "alpha", "SKILL.md")); err != nil {
 		t.Fatal(err)
@@ -147,6 +151,7 @@ func TestCacheCommandRemovesOneOrigin(t *testing.T) {
 }
 
 func TestInodesAreStableAcrossRemounts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	genTree(t, dir, "local")
 	cfg := writeConfig(t, map[string]any{"local": stdioServe(dir, os.DevNull)}, nil)
@@ -168,6 +173,7 @@ func TestInodesAreStableAcrossRemounts(t *testing.T) {
 }
 
 func TestCommandLineMistakesSayWhatToChange(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want string

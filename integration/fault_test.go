@@ -40,6 +40,7 @@ type readResult struct {
 // bytes or EIO — never a mix; a descriptor opened before the change keeps
 // the old bytes or fails; once the listing updates the new bytes serve.
 func TestServerDiesMidReadAndReturnsWithOtherContent(t *testing.T) {
+	t.Parallel()
 	state := filepath.Join(t.TempDir(), "state.json")
 	if err := hostile.WriteState(state, hostile.State{Phase: "a"}); err != nil {
 		t.Fatal(err)
@@ -79,6 +80,9 @@ func TestServerDiesMidReadAndReturnsWithOtherContent(t *testing.T) {
 	)
 	stop := make(chan struct{})
 	readerDone := make(chan struct{})
+	// The reader stops however the test ends, before the mount does.
+	stopReader := sync.OnceFunc(func() { close(stop); <-readerDone })
+	t.Cleanup(stopReader)
 	go func() {
 		defer close(readerDone)
 		for {
@@ -127,8 +131,7 @@ func TestServerDiesMidReadAndReturnsWithOtherContent(t *testing.T) {
 			t.Errorf("a descriptor opened before the change read %d bytes (%v): neither the old version nor EIO", n, err)
 		}
 	})
-	close(stop)
-	<-readerDone
+	stopReader()
 	mu.Lock()
 	defer mu.Unlock()
 	if len(results) == 0 {
@@ -180,6 +183,7 @@ func storedObject(t *testing.T, cache string, b []byte) string {
 // from the store with the server down — after hashing them again: a
 // stored copy changed on disk while no daemon ran is never served.
 func TestSIGKILLedDaemonRemountsAndRehashesTheStore(t *testing.T) {
+	t.Parallel()
 	o := mountTwoOrigins(t)
 	kept, changed := "alpha/refs/a.md", "team/beta/data.bin"
 	for _, p := range []string{kept, changed} {

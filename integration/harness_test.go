@@ -8,11 +8,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,6 +30,13 @@ var skillfsBin string
 func TestMain(m *testing.M) {
 	if hostileMain() {
 		return
+	}
+	flag.Parse()
+	if !flagGiven("test.parallel") {
+		// These tests wait on subprocesses, servers and the kernel far more
+		// than on a CPU: run more at once than -parallel's default of
+		// GOMAXPROCS (2 on a small machine). -parallel N still decides.
+		flag.Set("test.parallel", strconv.Itoa(max(parallelTests, runtime.GOMAXPROCS(0))))
 	}
 	dir, err := os.MkdirTemp("", "skillfs-integration-")
 	if err != nil {
@@ -43,6 +54,15 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// parallelTests is how many tests marked t.Parallel run at once by default.
+const parallelTests = 4
+
+func flagGiven(name string) bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 func moduleRoot() string {
@@ -221,6 +241,9 @@ type mount struct {
 	// warnings: the test expects the daemon to log warnings or errors;
 	// otherwise any is a failure (silent trouble in an honest setup).
 	warnings bool
+	// fds are the daemon's open descriptors when the mount went live
+	// (number → what it points at); Stop checks that they did not grow.
+	fds map[string]string
 }
 
 // startMount mounts with the given config and waits for the ready line. It
@@ -272,8 +295,18 @@ func (m *mount) run(t *testing.T, env []string, args ...string) *mount {
 		}
 		t.Fatalf("mount: %v (exit %d)\n%s", err, m.code, m.log.String())
 	}
+	m.fds = openFDs(m.cmd.Process.Pid)
 	return m
 }
+
+// staleRetryFlag reports whether `skillfs mount` takes the hidden flag
+// --stale-retry DURATION: how often a failed read may ask a server for a
+// fresh entry of one skill (10 s by default). Tests that wait for that
+// retry shorten it when they can and wait it out otherwise. Cobra parses
+// flags before it looks at --help, so an unknown flag fails the probe.
+var staleRetryFlag = sync.OnceValue(func() bool {
+	return exec.Command(skillfsBin, "mount", "--stale-retry", "1s", "--help").Run() == nil
+})
 
 func exitCode(err error) int {
 	var ee *exec.ExitError
@@ -292,6 +325,7 @@ func (m *mount) Stop(t *testing.T) {
 	select {
 	case <-m.done:
 	default:
+		m.checkFDs(t)
 		m.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-m.done:
@@ -318,6 +352,91 @@ func (m *mount) Stop(t *testing.T) {
 	if t.Failed() {
 		t.Logf("skillfs mount log:\n%s", m.log.String())
 	}
+}
+
+// fdAllowance is how many more sockets and pipes the daemon may hold when
+// a test ends than when its mount went live. net/http keeps up to two
+// idle connections per HTTP server (MaxIdleConnsPerHost) beyond the
+// session's own; a reconnect may have its new connection open while the
+// old one is being closed; go-fuse's splice pool keeps a pipe (both ends)
+// per read that was in flight at once; and at the ready line a stdio
+// server may still be starting, its pipes not yet all in place. Any other
+// descriptor the daemon did not hold when the mount went live — a regular
+// file, an anonymous inode — fails the test at once (/dev/null aside,
+// which the splice pool opens): the store reads whole files and closes
+// them.
+const fdAllowance = 16
+
+// fdSettle is how long checkFDs waits for descriptors in use at the end of
+// a test to be closed (a store write or a catalog save finishing).
+const fdSettle = 3 * time.Second
+
+// checkFDs fails the test when the daemon holds more descriptors than
+// when its mount went live, beyond what fdAllowance explains, listing the
+// new ones.
+func (m *mount) checkFDs(t *testing.T) {
+	t.Helper()
+	if m.fds == nil {
+		return
+	}
+	var now map[string]string
+	channels0, others0 := countFDs(m.fds)
+	for deadline := time.Now().Add(fdSettle); ; time.Sleep(50 * time.Millisecond) {
+		if now = openFDs(m.cmd.Process.Pid); now == nil {
+			return // gone already: nothing to count
+		}
+		channels, others := countFDs(now)
+		if (channels-channels0 <= fdAllowance && others <= others0) || time.Now().After(deadline) {
+			break
+		}
+	}
+	var added []string
+	for fd, target := range now {
+		if m.fds[fd] != target {
+			added = append(added, fd+" -> "+target)
+		}
+	}
+	slices.Sort(added)
+	channels, others := countFDs(now)
+	if channels-channels0 > fdAllowance || others > others0 {
+		t.Errorf("the daemon holds %d sockets and pipes and %d other descriptors, %d and %d when the mount went live (allowance: %d more sockets and pipes); new since then:\n%s",
+			channels, others, channels0, others0, fdAllowance, strings.Join(added, "\n"))
+	} else if len(now) > len(m.fds) {
+		t.Logf("the daemon holds %d more descriptors than when the mount went live: %s", len(now)-len(m.fds), strings.Join(added, ", "))
+	}
+}
+
+// countFDs counts sockets and pipes, and other descriptors but /dev/null.
+func countFDs(fds map[string]string) (channels, others int) {
+	for _, target := range fds {
+		switch {
+		case strings.HasPrefix(target, "socket:"), strings.HasPrefix(target, "pipe:"):
+			channels++
+		case target == "/dev/null":
+		default:
+			others++
+		}
+	}
+	return channels, others
+}
+
+// openFDs maps a process's open descriptors to what they point at, or nil
+// when the process is gone.
+func openFDs(pid int) map[string]string {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	out := make(map[string]string, len(ents))
+	for _, e := range ents {
+		target, err := os.Readlink(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue // closed while we looked
+		}
+		out[e.Name()] = target
+	}
+	return out
 }
 
 // Kill ends the daemon with SIGKILL, leaving a dead mount.

@@ -412,8 +412,10 @@ func dropCaches(t *testing.T) {
 }
 
 func TestHostileStaleListing(t *testing.T) {
+	t.Parallel()
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
 			state := filepath.Join(t.TempDir(), "state.json")
 			access := filepath.Join(t.TempDir(), "access.log")
 			if err := hostile.WriteState(state, hostile.State{Phase: "b"}); err != nil {
@@ -422,7 +424,12 @@ func TestHostileStaleListing(t *testing.T) {
 			cfg := writeConfig(t, map[string]any{
 				"evil": tr.origin(t, hostile.Options{Fixtures: []string{hostile.Stale}, StateFile: state, AccessLog: access}),
 			}, nil)
-			m := startMount(t, cfg)
+			var extra []string
+			if staleRetryFlag() {
+				// The refresh after phase c need not wait 10 s.
+				extra = []string{"--stale-retry", "100ms"}
+			}
+			m := startMount(t, cfg, extra...)
 			m.warnings = true // hostile servers make the daemon warn, as they should
 			files := hostile.Files(hostile.Stale)
 			var updated []byte
@@ -459,8 +466,10 @@ func TestHostileStaleListing(t *testing.T) {
 }
 
 func TestHostileServerDiesMidRead(t *testing.T) {
+	t.Parallel()
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
 			good := newHonest(t)
 			cfg := writeConfig(t, map[string]any{
 				"evil": tr.origin(t, hostile.Options{Fixtures: []string{hostile.DieMidRead}}),
@@ -482,8 +491,10 @@ func TestHostileServerDiesMidRead(t *testing.T) {
 }
 
 func TestHostileDirectoryReads(t *testing.T) {
+	t.Parallel()
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
 			good := newHonest(t)
 			// The listing is cut after the two honest skills, so the two
 			// fixtures are reached only through directory reads.
@@ -534,6 +545,7 @@ func TestHostileDirectoryReads(t *testing.T) {
 // TestHostileServers runs the server-wide misbehaviours, one origin each,
 // in one mount beside an honest origin.
 func TestHostileServers(t *testing.T) {
+	t.Parallel()
 	good := newHonest(t)
 	none := []string{}
 	servers := map[string]any{"good": good.entry()}
@@ -630,6 +642,7 @@ func readStatus(t *testing.T, m *mount) map[string]originStatus {
 }
 
 func TestSameURIFromTwoHostileOrigins(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]any{
 		"x": hostileStdio(t, hostile.Options{Fixtures: []string{hostile.SameURIOtherOrigin}, Variant: "x"}),
 		"y": hostileHTTP(t, hostile.Options{Fixtures: []string{hostile.SameURIOtherOrigin}, Variant: "y"}),
@@ -649,6 +662,7 @@ func TestSameURIFromTwoHostileOrigins(t *testing.T) {
 // been read and verified, then its length; and that strict mode rejects
 // such entries.
 func TestOlderRevisionSizes(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]any{
 		"old":    hostileStdio(t, hostile.Options{Fixtures: []string{hostile.OldRevision}}),
 		"strict": hostileStdio(t, hostile.Options{Fixtures: []string{hostile.OldRevision}}),

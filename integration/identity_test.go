@@ -86,6 +86,7 @@ func originShows(t *testing.T, m *mount, label string, want []byte) bool {
 }
 
 func TestEnvChangeIsAnotherOrigin(t *testing.T) {
+	t.Parallel()
 	a := t.TempDir()
 	files := genTree(t, a, "a")
 	tokA, tokB := secretToken(t), secretToken(t)
@@ -145,6 +146,7 @@ func TestEnvChangeIsAnotherOrigin(t *testing.T) {
 }
 
 func TestHeaderChangeIsAnotherOrigin(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	files := genTree(t, dir, "a")
 	srv := serveHTTP(t, dir)

@@ -23,6 +23,7 @@ import (
 // renderer sees only skillfs's structure with the server's strings as
 // plain text; index.json keeps the exact strings.
 func TestIndexMarkdownSteering(t *testing.T) {
+	t.Parallel()
 	good := newHonest(t)
 	cfg := writeConfig(t, map[string]any{
 		"evil": hostileStdio(t, hostile.Options{Fixtures: []string{hostile.MarkdownSteering}}),

@@ -223,10 +223,12 @@ func wgServer(t *testing.T, project, dir string) string {
 // serves reads back byte for byte, nothing else appears, and index.json
 // shows each skill available. The skill it skips is absent.
 func TestInteropWGServerMounted(t *testing.T) {
+	t.Parallel()
 	project := interopProject(t)
 	tr := writeInteropTree(t)
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
 			entry := map[string]any{"command": "node", "args": []string{filepath.Join(project, "server.mjs"), tr.dir}}
 			if transport == "http" {
 				entry = map[string]any{"type": "http", "url": wgServer(t, project, tr.dir)}
@@ -330,6 +332,7 @@ func TestInteropWGServerMounted(t *testing.T) {
 // every check of testdata/interop/client.mjs passes, over stdio and HTTP,
 // in the 2025-11-25 protocol and with the SDK negotiating ("auto").
 func TestInteropWGClientAgainstServe(t *testing.T) {
+	t.Parallel()
 	project := interopProject(t)
 	tr := writeInteropTree(t)
 	srv := serveHTTP(t, tr.dir)

@@ -24,6 +24,7 @@ func serverProcesses(t *testing.T, s string) []string {
 }
 
 func TestServerKilledServesVerifiedAndFailsUncachedFast(t *testing.T) {
+	t.Parallel()
 	// A call timeout far longer than the test's bound: an uncached read
 	// that fails within the bound did not wait for a call to time out,
 	// however slow the machine.
@@ -71,6 +72,7 @@ func TestServerKilledServesVerifiedAndFailsUncachedFast(t *testing.T) {
 }
 
 func TestRestartWithServerDownShowsLastCatalog(t *testing.T) {
+	t.Parallel()
 	o := mountTwoOrigins(t)
 	read := o.m.Path("remote", "alpha", "SKILL.md")
 	if _, err := os.ReadFile(read); err != nil {
@@ -105,6 +107,7 @@ func TestRestartWithServerDownShowsLastCatalog(t *testing.T) {
 }
 
 func TestDeadMountIsCleanedUpBeforeMounting(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	genTree(t, dir, "local")
 	cfg := writeConfig(t, map[string]any{"local": stdioServe(dir, os.DevNull)}, nil)
@@ -124,6 +127,7 @@ func TestDeadMountIsCleanedUpBeforeMounting(t *testing.T) {
 }
 
 func TestMountRefusesNonEmptyAndDiscoveryPaths(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]any{"local": stdioServe(t.TempDir(), os.DevNull)}, nil)
 	nonEmpty := t.TempDir()
 	os.WriteFile(nonEmpty+"/keep.txt", []byte("x"), 0o644)
@@ -164,6 +168,7 @@ func TestMountRefusesNonEmptyAndDiscoveryPaths(t *testing.T) {
 // the server side reach readers through list_changed, with the kernel's
 // caches invalidated (the old bytes had been read, so they were cached).
 func TestChangesOnTheServerReachTheMount(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	genTree(t, dir, "local")
 	remote := t.TempDir()
@@ -209,6 +214,7 @@ func TestChangesOnTheServerReachTheMount(t *testing.T) {
 // TestManyOrigins mounts more servers than any internal queue is long: the
 // catalog swaps of start-up must not wait for the mount.
 func TestManyOrigins(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"one/SKILL.md": skillMD("one", "The one skill", "x\n")})
 	servers := map[string]any{}

@@ -82,6 +82,7 @@ const heavyRSSBound = 600 << 20
 // index.json say why the listing stopped, the kept skills read byte-exact,
 // the catalog is saved, and the honest origin beside it is untouched.
 func TestHeavyListingIsBounded(t *testing.T) {
+	t.Parallel()
 	good := newHonest(t)
 	heavy := hostile.Heavy{} // the shape: the defaults
 	cfg := writeConfig(t, map[string]any{
@@ -134,6 +135,7 @@ func TestHeavyListingIsBounded(t *testing.T) {
 // shown — no directory, no file, no name in index.json — and status.json
 // says why; public origins beside it are shown as usual.
 func TestPrivateListingIsWithheldUnderAllowOther(t *testing.T) {
+	t.Parallel()
 	good := newHonest(t)
 	none := []string{}
 	cfg := writeConfig(t, map[string]any{
@@ -174,6 +176,7 @@ func TestPrivateListingIsWithheldUnderAllowOther(t *testing.T) {
 // TestPrivateListingIsShownWithoutAllowOther: the same private origin on a
 // mount only its user can read is shown as any other.
 func TestPrivateListingIsShownWithoutAllowOther(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]any{
 		"priv": hostileStdio(t, hostile.Options{Fixtures: []string{}, CacheScope: "private"}),
 	}, nil)
@@ -225,6 +228,7 @@ func hostileHTTPProc(t *testing.T, opts hostile.Options) (string, func()) {
 // under one Authorization header is shown again after a restart with the
 // server down under the same header, and not under another.
 func TestPrivateSavedCatalogStaysWithItsCredentials(t *testing.T) {
+	t.Parallel()
 	url, kill := hostileHTTPProc(t, hostile.Options{Fixtures: []string{}, CacheScope: "private"})
 	withToken := func(token string) string {
 		return writeConfig(t, map[string]any{

@@ -81,6 +81,7 @@ func mountTwoOriginsWith(t *testing.T, skillfs map[string]any) *twoOrigins {
 }
 
 func TestMountShowsEachOriginsFilesByteForByte(t *testing.T) {
+	t.Parallel()
 	o := mountTwoOrigins(t)
 	for label, files := range map[string]map[string][]byte{"local": o.local, "remote": o.remote} {
 		for p, want := range files {
@@ -114,6 +115,7 @@ func TestMountShowsEachOriginsFilesByteForByte(t *testing.T) {
 }
 
 func TestSkillDirectoryListsExactlyItsManifest(t *testing.T) {
+	t.Parallel()
 	o := mountTwoOrigins(t)
 	for _, label := range []string{"local", "remote"} {
 		src := o.localDir
@@ -154,6 +156,7 @@ func names(t *testing.T, dir string) []string {
 }
 
 func TestNothingOnTheMountCanExecute(t *testing.T) {
+	t.Parallel()
 	o := mountTwoOrigins(t)
 	script := o.m.Path("local", "alpha", "scripts", "run.sh")
 	fi, err := os.Stat(script)
@@ -184,6 +187,7 @@ func TestNothingOnTheMountCanExecute(t *testing.T) {
 }
 
 func TestEveryMutationIsEROFS(t *testing.T) {
+	t.Parallel()
 	o := mountTwoOrigins(t)
 	file := o.m.Path("local", "alpha", "SKILL.md")
 	dir := o.m.Path("local", "alpha")
@@ -223,6 +227,7 @@ func TestEveryMutationIsEROFS(t *testing.T) {
 }
 
 func TestListingMakesNoReadsAndFirstReadMakesOne(t *testing.T) {
+	t.Parallel()
 	o := mountTwoOrigins(t)
 	// Walk and stat everything, read the generated files, list xattrs.
 	filepath.WalkDir(o.m.Dir, func(p string, d fs.DirEntry, err error) error {
@@ -259,6 +264,7 @@ func TestListingMakesNoReadsAndFirstReadMakesOne(t *testing.T) {
 }
 
 func TestConcurrentFirstReadsMakeOneRequest(t *testing.T) {
+	t.Parallel()
 	o := mountTwoOrigins(t)
 	p := o.m.Path("remote", "team", "beta", "data.bin")
 	errs := make(chan error, 16)

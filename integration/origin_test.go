@@ -20,6 +20,7 @@ import (
 // appears under its label, status.json says why, and the other server,
 // configured under its own label, is mounted as usual.
 func TestHostileRedirectKeepsCredentials(t *testing.T) {
+	t.Parallel()
 	none := []string{}
 	headerLog := filepath.Join(t.TempDir(), "headers.log")
 	other := hostileHTTP(t, hostile.Options{Fixtures: none, HeaderLog: headerLog})

@@ -42,6 +42,7 @@ func refusedMount(t *testing.T, env []string, mnt string, wants []string, args .
 // the layout Claude Code scans; neither the mountpoint nor a server's
 // directory under it may land there.
 func TestMountRefusesProjectAgentFolders(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	env := append(os.Environ(), "HOME="+home)
 	cfg := writeConfig(t, map[string]any{"acme": stdioServe(t.TempDir(), os.DevNull)}, nil)

@@ -22,6 +22,7 @@ import (
 // the storm origin's own files still read, and the daemon survives and
 // says once that it is dropping notifications.
 func TestHostileNotificationStorm(t *testing.T) {
+	t.Parallel()
 	good := newHonest(t)
 	access := filepath.Join(t.TempDir(), "storm.log")
 	cfg := writeConfig(t, map[string]any{

@@ -28,6 +28,7 @@ import (
 // under on every serve — whether its bytes come from the server, memory or
 // the disk store — and its content flags are kept per (entry, digest).
 func TestEntryChecksOnEveryServe(t *testing.T) {
+	t.Parallel()
 	state := filepath.Join(t.TempDir(), "state.json")
 	access := filepath.Join(t.TempDir(), "access.log")
 	cfg := writeConfig(t, map[string]any{
@@ -140,6 +141,7 @@ func indexDescription(t *testing.T, m *mount, origin, uri string) string {
 // the server while a reader is part-way through gives that reader the rest
 // of the version it started or EIO — never the new version's bytes.
 func TestOneOpenSeesOneVersion(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const size = 1 << 20
 	v1 := bytes.Repeat([]byte("version one .... "), size/17+1)[:size]
@@ -199,6 +201,8 @@ func TestOneOpenSeesOneVersion(t *testing.T) {
 
 // A dynamic skill's file is fetched once per open and served exactly as
 // fetched, with its real size (issue 8 item 9).
+// Serial: beside parallel tests it once saw two fetches for one open
+// (unexplained; see the h-tests9 report).
 func TestDynamicFileIsOneFetchPerOpen(t *testing.T) {
 	access := filepath.Join(t.TempDir(), "access.log")
 	cfg := writeConfig(t, map[string]any{
@@ -245,6 +249,7 @@ func TestDynamicFileIsOneFetchPerOpen(t *testing.T) {
 // Reads hung on one server do not hold up another's (issue 8 item 4), and
 // a read past the per-server bound fails fast instead of queueing.
 func TestHungReadsDoNotStallOtherServers(t *testing.T) {
+	t.Parallel()
 	good := newHonest(t)
 	access := filepath.Join(t.TempDir(), "access.log")
 	cfg := writeConfig(t, map[string]any{
@@ -329,6 +334,7 @@ func TestHungReadsDoNotStallOtherServers(t *testing.T) {
 // Many concurrent first reads of large files stay within the memory bound
 // SECURITY.md gives (issue 8 item 14).
 func TestConcurrentLargeFirstReadsStayBounded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const files, size = 23, 15 << 20
 	want := map[string][]byte{}

@@ -1,0 +1,193 @@
+package fs
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/skillserver"
+	"github.com/skillfs/skillfs/store"
+	"github.com/skillfs/skillfs/vfs"
+)
+
+// These tests drive fs without a kernel: a vfs over an in-process skillfs
+// server on an in-memory pipe, and the node tree newFS builds for it, its
+// nodes called directly (and, where go-fuse itself decides what the kernel
+// hears, its raw operations).
+
+var testFiles = map[string]string{
+	"alpha/SKILL.md":      "---\nname: alpha\ndescription: Alpha skill\n---\nbody\n",
+	"alpha/refs/a.md":     "aaa\n",
+	"alpha/refs/b.md":     "bbbb\n",
+	"team/beta/SKILL.md":  "---\nname: beta\ndescription: Beta skill\n---\nbeta body\n",
+	"team/beta/data.txt":  "beta data\n",
+	"team/beta/lost.txt":  "the server loses this one\n",
+	"team/beta/other.txt": "other\n",
+}
+
+// records keeps the log records of the adapter and the core; the fixture
+// fails the test on any Warn or Error it was not told to expect.
+type records struct {
+	mu    sync.Mutex
+	lines []record
+}
+
+type record struct {
+	level slog.Level
+	msg   string
+	attrs map[string]string
+}
+
+func (r *records) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (r *records) Handle(_ context.Context, rec slog.Record) error {
+	x := record{level: rec.Level, msg: rec.Message, attrs: map[string]string{}}
+	rec.Attrs(func(a slog.Attr) bool { x.attrs[a.Key] = a.Value.String(); return true })
+	r.mu.Lock()
+	r.lines = append(r.lines, x)
+	r.mu.Unlock()
+	return nil
+}
+func (r *records) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *records) WithGroup(string) slog.Handler      { return r }
+
+// take returns the records so far and forgets them.
+func (r *records) take() []record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.lines
+	r.lines = nil
+	return out
+}
+
+type fixture struct {
+	dir  string // the served folder
+	v    *vfs.Core
+	raw  *rawFS
+	root *node
+	logs *records
+	// expect lists substrings of log messages the test expects at Warn or
+	// above; any other is a failure.
+	expect []string
+}
+
+// newFixture serves files over an in-memory pipe and builds the node tree
+// over the vfs of one origin, "local", once it has listed.
+func newFixture(t *testing.T, files map[string]string) *fixture {
+	t.Helper()
+	f := &fixture{dir: t.TempDir(), logs: &records{}}
+	for p, c := range files {
+		full := filepath.Join(f.dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := skillserver.New(f.dir, skillserver.Options{PollInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc := config.Origin{Label: "local", Kind: config.Stdio, Command: "in-process", Limits: config.DefaultLimits()}
+	oc.Limits.ConnectTimeout = 10 * time.Second
+	oc.Limits.CallTimeout = 10 * time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	dial := func(context.Context) (io.ReadWriteCloser, error) {
+		c, s := net.Pipe()
+		go func() { srv.ServeConn(ctx, s); s.Close() }()
+		return c, nil
+	}
+	lg := slog.New(f.logs)
+	v, err := vfs.New(vfs.Options{
+		Config: &config.Config{Origins: []config.Origin{oc}},
+		Store:  st,
+		Dial:   map[string]func(context.Context) (io.ReadWriteCloser, error){"local": dial},
+		Logger: lg,
+	})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	v.Start(ctx)
+	t.Cleanup(func() {
+		cancel()
+		v.Wait()
+		for _, r := range f.logs.take() {
+			if !f.expected(r.msg) {
+				t.Errorf("unexpected log line: %s %s %v", r.level, r.msg, r.attrs)
+			}
+		}
+	})
+	rctx, rcancel := context.WithTimeout(ctx, time.Minute)
+	defer rcancel()
+	if waiting := v.Ready(rctx); len(waiting) > 0 {
+		t.Fatalf("origins not ready: %v", waiting)
+	}
+	f.v = v
+	f.raw, _ = newFS(v, Options{Logger: lg})
+	f.root = f.raw.root
+	return f
+}
+
+func (f *fixture) expected(msg string) bool {
+	for _, e := range f.expect {
+		if strings.Contains(msg, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// walk looks p up from the root, one name at a time, the way the kernel
+// does, and returns its node.
+func (f *fixture) walk(t *testing.T, p string) *node {
+	t.Helper()
+	n := f.root
+	if p == "" {
+		return n
+	}
+	for _, name := range strings.Split(p, "/") {
+		var out fuse.EntryOut
+		in, errno := n.Lookup(context.Background(), name, &out)
+		if errno != 0 {
+			t.Fatalf("lookup %q in %q: %v", name, n.path, errno)
+		}
+		n = in.Operations().(*node)
+	}
+	return n
+}
+
+// read reads all of n through Read, in chunks of size.
+func read(t *testing.T, n *node, size int) ([]byte, error) {
+	t.Helper()
+	var all []byte
+	buf := make([]byte, size)
+	for {
+		rr, errno := n.Read(context.Background(), nil, buf, int64(len(all)))
+		if errno != 0 {
+			return all, errno
+		}
+		b, st := rr.Bytes(buf)
+		if !st.Ok() {
+			t.Fatalf("read result: %v", st)
+		}
+		if len(b) == 0 {
+			return all, nil
+		}
+		all = append(all, b...)
+	}
+}
