@@ -70,7 +70,7 @@ type readResult struct {
 	mcp.ResultBase
 	ResultType string            `json:"resultType,omitempty"`
 	Contents   []json.RawMessage `json:"contents"`
-	TTLMs      *int              `json:"ttlMs,omitempty"`
+	TTLMs      *int64            `json:"ttlMs,omitempty"`
 	CacheScope string            `json:"cacheScope,omitempty"`
 }
 
@@ -360,7 +360,7 @@ func (s *Server) readResource(ctx context.Context, p *mcp.ReadResourceParams) (m
 	uri := p.URI
 	res := &readResult{}
 	if newProtocol(p.Meta) {
-		zero := 0
+		zero := int64(0)
 		res.ResultType, res.TTLMs, res.CacheScope = skill.ResultComplete, &zero, s.cacheScope()
 	}
 	if s.opts.Mode == ModeDieAfterList {
