@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillfs/skillfs/skill"
 )
 
 // The baseline is what any MCP host does without skillfs: a plain go-sdk
@@ -21,13 +23,12 @@ import (
 
 type listParams struct {
 	mcp.ParamsBase
-	Cursor string `json:"cursor,omitempty"`
+	skill.ListParams
 }
 
 type listResult struct {
 	mcp.ResultBase
-	Skills     []json.RawMessage `json:"skills"`
-	NextCursor string            `json:"nextCursor,omitempty"`
+	skill.ListResult[json.RawMessage]
 }
 
 // A transportSpec says how the baseline reaches a server: HTTP to URL, or
@@ -58,7 +59,7 @@ func (t transportSpec) transport() mcp.Transport {
 // dial connects a plain client.
 func dial(ctx context.Context, t transportSpec) (*mcp.ClientSession, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "skillfs-bench-baseline", Version: "0"}, nil)
-	if err := mcp.AddSendingCustomMethod[*listParams, *listResult](c, "skills/list"); err != nil {
+	if err := mcp.AddSendingCustomMethod[*listParams, *listResult](c, skill.MethodList); err != nil {
 		return nil, err
 	}
 	cs, err := c.Connect(ctx, t.transport(), nil)
@@ -74,7 +75,7 @@ func listAll(ctx context.Context, cs *mcp.ClientSession) (int, error) {
 	n := 0
 	cursor := ""
 	for page := 0; page < 100000; page++ {
-		res, err := mcp.CallCustomMethod[*listParams, *listResult](ctx, cs, "skills/list", &listParams{Cursor: cursor})
+		res, err := mcp.CallCustomMethod[*listParams, *listResult](ctx, cs, skill.MethodList, &listParams{ListParams: skill.ListParams{Cursor: cursor}})
 		if err != nil {
 			return n, fmt.Errorf("baseline skills/list page %d: %w", page+1, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillfs/skillfs/resolver/transport"
+	"github.com/skillfs/skillfs/skill"
 	"github.com/skillfs/skillfs/verify"
 )
 
@@ -102,7 +103,7 @@ pages:
 			break
 		}
 		cctx, ccancel := context.WithTimeout(lctx, o.limits.CallTimeout)
-		res, err := mcp.CallCustomMethod[*listParams, *listResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, methodList, &listParams{Cursor: cursor})
+		res, err := mcp.CallCustomMethod[*listParams, *listResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, skill.MethodList, &listParams{ListParams: skill.ListParams{Cursor: cursor}})
 		ccancel()
 		if err != nil {
 			if lctx.Err() != nil && ctx.Err() == nil {
@@ -228,7 +229,7 @@ func (l *lister) add(s *verify.Skill) {
 		return
 	}
 	if i, ok := l.byURI[key]; ok {
-		if sameEntry(cat.Skills[i], s) {
+		if cat.Skills[i].Entry.Equal(s.Entry) {
 			return
 		}
 		// A hole, compacted at the end: removing in place would make a
@@ -254,13 +255,6 @@ func (l *lister) compact() {
 		l.cat.Skills = slices.DeleteFunc(l.cat.Skills, func(s *verify.Skill) bool { return s == nil })
 		l.removed = false
 	}
-}
-
-// sameEntry reports whether two entries for one URI say the same thing.
-func sameEntry(a, b *verify.Skill) bool {
-	ja, err1 := json.Marshal(a.Entry)
-	jb, err2 := json.Marshal(b.Entry)
-	return err1 == nil && err2 == nil && string(ja) == string(jb)
 }
 
 // rawURI extracts the uri of an entry that failed to decode, for the log.
@@ -322,7 +316,7 @@ func (o *Origin) GetSkill(ctx context.Context, uri string) (*verify.Skill, error
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.limits.CallTimeout)
 	defer cancel()
-	res, err := mcp.CallCustomMethod[*getParams, *getResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, methodGet, &getParams{URI: want.String()})
+	res, err := mcp.CallCustomMethod[*getParams, *getResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, skill.MethodGet, &getParams{GetParams: skill.GetParams{URI: want.String()}})
 	if err != nil {
 		return nil, fmt.Errorf("skills/get %s: %w", uri, o.lost(cs, classify(err)))
 	}
@@ -367,7 +361,7 @@ func (o *Origin) ReadDir(ctx context.Context, dir verify.URI) ([]DirChild, error
 	cursor := ""
 	for page := 0; page < o.limits.MaxDirPages; page++ {
 		cctx, cancel := context.WithTimeout(ctx, o.limits.CallTimeout)
-		res, err := mcp.CallCustomMethod[*readDirParams, *readDirResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, methodReadDir, &readDirParams{URI: dir.String(), Cursor: cursor})
+		res, err := mcp.CallCustomMethod[*readDirParams, *readDirResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, skill.MethodReadDir, &readDirParams{ReadDirParams: skill.ReadDirParams{URI: dir.String(), Cursor: cursor}})
 		cancel()
 		if err != nil {
 			if page == 0 {
@@ -384,7 +378,7 @@ func (o *Origin) ReadDir(ctx context.Context, dir verify.URI) ([]DirChild, error
 				o.log.Warn("directory read truncated", "op", "readdir", "uri", dir.String(), "err", fmt.Sprintf("more than %d children (max_dir_entries)", o.limits.MaxDirEntries))
 				return out, nil
 			}
-			var c dirChild
+			var c skill.DirChild
 			if err := json.Unmarshal(raw, &c); err != nil {
 				o.log.Warn("directory child dropped", "op", "readdir", "uri", dir.String(), "err", fmt.Errorf("malformed child: %w", err))
 				continue
@@ -403,7 +397,7 @@ func (o *Origin) ReadDir(ctx context.Context, dir verify.URI) ([]DirChild, error
 				continue
 			}
 			seen[u.Name()] = true
-			out = append(out, DirChild{URI: u, Dir: c.MIMEType == mimeDirectory})
+			out = append(out, DirChild{URI: u, Dir: c.MIMEType == skill.MIMEDirectory})
 		}
 		if res.NextCursor == "" {
 			return out, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillfs/skillfs/config"
 	"github.com/skillfs/skillfs/resolver/transport"
+	"github.com/skillfs/skillfs/skill"
 	"github.com/skillfs/skillfs/verify"
 )
 
@@ -407,15 +408,11 @@ func skillsExtension(ir *mcp.InitializeResult) (directoryRead, declared bool) {
 	if ir == nil || ir.Capabilities == nil || ir.Capabilities.Extensions == nil {
 		return false, false
 	}
-	v, ok := ir.Capabilities.Extensions[extensionID]
+	v, ok := ir.Capabilities.Extensions[skill.ExtensionID]
 	if !ok {
 		return false, false
 	}
-	if m, ok := v.(map[string]any); ok {
-		b, _ := m["directoryRead"].(bool)
-		return b, true
-	}
-	return false, true
+	return skill.SettingsOf(v).DirectoryRead, true
 }
 
 func (o *Origin) connect(ctx context.Context) (*mcp.ClientSession, error) {

@@ -3,6 +3,8 @@ package resolver
 import (
 	"errors"
 	"fmt"
+
+	"github.com/skillfs/skillfs/skill"
 )
 
 // Cache scopes of a listing (SEP-2549's cacheScope, on skills/list and
@@ -11,11 +13,11 @@ const (
 	// ScopePublic: any client may cache and show the listing. A result
 	// without cacheScope (the older protocol, or a server that leaves it
 	// out) is public, as SEP-2549 says.
-	ScopePublic = "public"
+	ScopePublic = skill.ScopePublic
 	// ScopePrivate: the listing belongs to the credentials it was asked
 	// with. skillfs saves it only with a fingerprint of those credentials
 	// and shows it on no mount other users can read (--allow-other).
-	ScopePrivate = "private"
+	ScopePrivate = skill.ScopePrivate
 )
 
 // ErrPrivate: the server marked a listing private, and the mount is shared

@@ -4,67 +4,51 @@ import (
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillfs/skillfs/skill"
 )
 
-// SEP-2640 method names and the extension identifier.
-const (
-	methodList    = "skills/list"
-	methodGet     = "skills/get"
-	methodReadDir = "resources/directory/read"
-	extensionID   = "io.modelcontextprotocol/skills"
-	mimeDirectory = "inode/directory"
-)
-
-// Results keep their entries as raw JSON so that one malformed entry is
-// rejected on its own instead of failing the page it came in.
+// go-sdk's wrappers around the SEP-2640 shapes of package skill. Results
+// are decoded in their raw form: entries and directory children stay
+// json.RawMessage, so that one malformed item is rejected on its own
+// instead of failing the page it came in.
 
 type listParams struct {
 	mcp.ParamsBase
-	Cursor string `json:"cursor,omitempty"`
+	skill.ListParams
 }
 
 type listResult struct {
 	mcp.ResultBase
-	Skills     []json.RawMessage `json:"skills"`
-	NextCursor string            `json:"nextCursor,omitempty"`
-	TTLMs      *int64            `json:"ttlMs,omitempty"`
-	CacheScope string            `json:"cacheScope,omitempty"`
+	skill.ListResult[json.RawMessage]
 }
 
 type getParams struct {
 	mcp.ParamsBase
-	URI string `json:"uri"`
+	skill.GetParams
 }
 
 type getResult struct {
 	mcp.ResultBase
-	Skill json.RawMessage `json:"skill"`
+	skill.GetResult[json.RawMessage]
 }
 
 type readDirParams struct {
 	mcp.ParamsBase
-	URI    string `json:"uri"`
-	Cursor string `json:"cursor,omitempty"`
+	skill.ReadDirParams
 }
 
 type readDirResult struct {
 	mcp.ResultBase
-	Resources  []json.RawMessage `json:"resources"`
-	NextCursor string            `json:"nextCursor,omitempty"`
-	CacheScope string            `json:"cacheScope,omitempty"`
-}
-
-type dirChild struct {
-	URI      string `json:"uri"`
-	MIMEType string `json:"mimeType"`
+	skill.ReadDirResult[json.RawMessage]
 }
 
 func registerMethods(c *mcp.Client) error {
-	if err := mcp.AddSendingCustomMethod[*listParams, *listResult](c, methodList); err != nil {
+	if err := mcp.AddSendingCustomMethod[*listParams, *listResult](c, skill.MethodList); err != nil {
 		return err
 	}
-	if err := mcp.AddSendingCustomMethod[*getParams, *getResult](c, methodGet); err != nil {
+	if err := mcp.AddSendingCustomMethod[*getParams, *getResult](c, skill.MethodGet); err != nil {
 		return err
 	}
-	return mcp.AddSendingCustomMethod[*readDirParams, *readDirResult](c, methodReadDir)
+	return mcp.AddSendingCustomMethod[*readDirParams, *readDirResult](c, skill.MethodReadDir)
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // A Digest is the SEP-2640 digest of a file's raw bytes: "sha256:" followed by
-// 64 lowercase hexadecimal characters. Its format is checked by package verify.
+// 64 lowercase hexadecimal characters. DigestOf and FormatDigest make one,
+// ParseDigest reads one back; package verify checks an entry's digests.
 type Digest string
 
 // A Resource is one file of a skill's manifest.
@@ -66,6 +67,15 @@ func (e *Entry) Name() string {
 func (e *Entry) Description() string {
 	s, _ := e.Frontmatter["description"].(string)
 	return s
+}
+
+// Equal reports whether e and f say the same thing, which is whether their
+// wire forms are equal: what a server asserted is its JSON, so two entries
+// that encode alike are one entry however they were decoded.
+func (e Entry) Equal(f Entry) bool {
+	a, err1 := json.Marshal(e)
+	b, err2 := json.Marshal(f)
+	return err1 == nil && err2 == nil && bytes.Equal(a, b)
 }
 
 // Resource returns the manifest's resource with the given URI.

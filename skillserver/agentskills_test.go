@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillfs/skillfs/skill"
 	"github.com/skillfs/skillfs/verify"
 )
 
@@ -126,7 +127,7 @@ func TestAgentSkillsFixBringsSkillBack(t *testing.T) {
 	if s.sc.hashed != 1 {
 		t.Errorf("the refused skill cost %d file reads, want only its SKILL.md", s.sc.hashed)
 	}
-	_, err := s.getSkill(t.Context(), nil, &getSkillParams{URI: "skill://xlsx/SKILL.md"})
+	_, err := s.getSkill(t.Context(), nil, &getSkillParams{GetParams: skill.GetParams{URI: "skill://xlsx/SKILL.md"}})
 	if err == nil || !strings.Contains(err.Error(), "description is 1068 characters") {
 		t.Errorf("skills/get of the refused skill: %v", err)
 	}

@@ -12,65 +12,50 @@ import (
 	"github.com/skillfs/skillfs/skill"
 )
 
-// The SEP-2640 methods, as JSON-RPC method names.
-const (
-	methodListSkills = "skills/list"
-	methodGetSkill   = "skills/get"
-	methodReadDir    = "resources/directory/read"
-)
+// go-sdk's wrappers around the SEP-2640 shapes of package skill. The
+// list results carry, in the 2026-07-28 protocol, the resultType and the
+// list-caching attributes (ttlMs, cacheScope) that SEP-2640 asks of
+// skills/list there; the older protocol has neither.
 
 type listSkillsParams struct {
 	mcp.ParamsBase
-	Cursor string `json:"cursor,omitempty"`
+	skill.ListParams
 }
 
-// listSkillsResult carries, in the 2026-07-28 protocol, the resultType and
-// the list-caching attributes (ttlMs, cacheScope) that SEP-2640 asks of
-// skills/list there; the older protocol has neither.
 type listSkillsResult struct {
 	mcp.ResultBase
-	ResultType string        `json:"resultType,omitempty"`
-	Skills     []skill.Entry `json:"skills"`
-	NextCursor string        `json:"nextCursor,omitempty"`
-	TTLMs      *int          `json:"ttlMs,omitempty"`
-	CacheScope string        `json:"cacheScope,omitempty"`
+	skill.ListResult[skill.Entry]
 }
 
 type getSkillParams struct {
 	mcp.ParamsBase
-	URI string `json:"uri"`
+	skill.GetParams
 }
 
 type getSkillResult struct {
 	mcp.ResultBase
-	ResultType string      `json:"resultType,omitempty"`
-	Skill      skill.Entry `json:"skill"`
+	skill.GetResult[skill.Entry]
 }
 
 type readDirParams struct {
 	mcp.ParamsBase
-	URI    string `json:"uri"`
-	Cursor string `json:"cursor,omitempty"`
+	skill.ReadDirParams
 }
 
 type readDirResult struct {
 	mcp.ResultBase
-	ResultType string          `json:"resultType,omitempty"`
-	Resources  []*mcp.Resource `json:"resources"`
-	NextCursor string          `json:"nextCursor,omitempty"`
-	TTLMs      *int            `json:"ttlMs,omitempty"`
-	CacheScope string          `json:"cacheScope,omitempty"`
+	skill.ReadDirResult[skill.DirChild]
 }
 
 func (s *Server) addMethods() error {
-	if err := mcp.AddReceivingCustomMethod(s.mcp, methodListSkills, s.listSkills); err != nil {
-		return fmt.Errorf("register %s: %w", methodListSkills, err)
+	if err := mcp.AddReceivingCustomMethod(s.mcp, skill.MethodList, s.listSkills); err != nil {
+		return fmt.Errorf("register %s: %w", skill.MethodList, err)
 	}
-	if err := mcp.AddReceivingCustomMethod(s.mcp, methodGetSkill, s.getSkill); err != nil {
-		return fmt.Errorf("register %s: %w", methodGetSkill, err)
+	if err := mcp.AddReceivingCustomMethod(s.mcp, skill.MethodGet, s.getSkill); err != nil {
+		return fmt.Errorf("register %s: %w", skill.MethodGet, err)
 	}
-	if err := mcp.AddReceivingCustomMethod(s.mcp, methodReadDir, s.readDir); err != nil {
-		return fmt.Errorf("register %s: %w", methodReadDir, err)
+	if err := mcp.AddReceivingCustomMethod(s.mcp, skill.MethodReadDir, s.readDir); err != nil {
+		return fmt.Errorf("register %s: %w", skill.MethodReadDir, err)
 	}
 	return nil
 }
@@ -84,9 +69,9 @@ func newProtocol(meta mcp.Meta) bool {
 
 // cacheable fills the 2026-07-28 result fields. ttlMs is 0: the folder can
 // change at any moment, and list_changed says when it did.
-func cacheable(resultType *string, ttl **int, scope *string) {
-	zero := 0
-	*resultType, *ttl, *scope = "complete", &zero, "public"
+func cacheable(resultType *string, ttl **int64, scope *string) {
+	zero := int64(0)
+	*resultType, *ttl, *scope = skill.ResultComplete, &zero, skill.ScopePublic
 }
 
 func invalidParams(uri, format string, args ...any) error {
@@ -120,7 +105,8 @@ func (s *Server) listSkills(_ context.Context, _ *mcp.ServerSession, p *listSkil
 		start = sort.Search(len(cat.skills), func(i int) bool { return cat.skills[i].URI > after })
 	}
 	end := min(start+s.opts.PageSize, len(cat.skills))
-	res := &listSkillsResult{Skills: append([]skill.Entry{}, cat.skills[start:end]...)}
+	res := &listSkillsResult{}
+	res.Skills = append([]skill.Entry{}, cat.skills[start:end]...)
 	if end < len(cat.skills) {
 		res.NextCursor = encodeCursor(cat.skills[end-1].URI)
 	}
@@ -146,9 +132,10 @@ func (s *Server) getSkill(_ context.Context, _ *mcp.ServerSession, p *getSkillPa
 		}
 		return nil, invalidParams(p.URI, "%s is not the SKILL.md of a skill this server serves", p.URI)
 	}
-	res := &getSkillResult{Skill: cat.skills[i]}
+	res := &getSkillResult{}
+	res.Skill = cat.skills[i]
 	if newProtocol(p.Meta) {
-		res.ResultType = "complete"
+		res.ResultType = skill.ResultComplete
 	}
 	return res, nil
 }
@@ -178,7 +165,8 @@ func (s *Server) readDir(_ context.Context, _ *mcp.ServerSession, p *readDirPara
 		start = sort.Search(len(children), func(i int) bool { return children[i].URI > after })
 	}
 	end := min(start+s.opts.PageSize, len(children))
-	res := &readDirResult{Resources: append([]*mcp.Resource{}, children[start:end]...)}
+	res := &readDirResult{}
+	res.Resources = append([]skill.DirChild{}, children[start:end]...)
 	if end < len(children) {
 		res.NextCursor = encodeCursor(children[end-1].URI)
 	}

@@ -2,7 +2,6 @@ package skillserver
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -415,7 +414,7 @@ func (sc *scanner) hash(f walkedFile, p *pass) (*cacheEntry, error) {
 	}
 	ce := &cacheEntry{
 		key:    f.key,
-		digest: skill.Digest("sha256:" + hex.EncodeToString(h.Sum(nil))),
+		digest: skill.FormatDigest([sha256.Size]byte(h.Sum(nil))),
 		size:   n,
 		utf8:   u.valid(),
 	}
@@ -441,7 +440,7 @@ func (sc *scanner) readSkillMD(f walkedFile, p *pass) (*cacheEntry, error) {
 	sc.hashed++
 	ce := &cacheEntry{
 		key:      f.key,
-		digest:   verify.DigestOf(b),
+		digest:   skill.DigestOf(b),
 		size:     int64(len(b)),
 		utf8:     utf8.Valid(b),
 		fmParsed: true,
@@ -474,7 +473,7 @@ type catalog struct {
 	skillIdx map[string]int    // SKILL.md URI → index in skills
 	refused  map[string]string // SKILL.md URI of a refused skill → reason
 	files    map[string]*served
-	dirs     map[string][]*mcp.Resource // directory URI → children sorted by URI
+	dirs     map[string][]skill.DirChild // directory URI → children sorted by URI
 	problems []Problem
 }
 
@@ -502,7 +501,7 @@ func (sc *scanner) build(w *walk, p *pass) *catalog {
 		skillIdx: map[string]int{},
 		refused:  map[string]string{},
 		files:    map[string]*served{},
-		dirs:     map[string][]*mcp.Resource{},
+		dirs:     map[string][]skill.DirChild{},
 	}
 	problems := slices.Clone(w.problems)
 	refuse := func(segs []string, why string) {
@@ -613,7 +612,7 @@ func (sc *scanner) build(w *walk, p *pass) *catalog {
 		r.Name, r.Description = e.Name(), e.Description()
 	}
 	for uri, children := range cat.dirs {
-		slices.SortFunc(children, func(a, b *mcp.Resource) int { return strings.Compare(a.URI, b.URI) })
+		slices.SortFunc(children, func(a, b skill.DirChild) int { return strings.Compare(a.URI, b.URI) })
 		cat.dirs[uri] = children
 	}
 	cat.problems = dedupe(problems)
@@ -627,9 +626,7 @@ func (sc *scanner) build(w *walk, p *pass) *catalog {
 // the names, so a SKILL.md is "SKILL.md" here even though resources/list
 // names it after its skill (SEP-2640, Resource Metadata).
 func (cat *catalog) addToDirs(u verify.URI, res *mcp.Resource) {
-	c := *res
-	c.Name = u.Name()
-	child := &c
+	child := skill.DirChild{URI: res.URI, Name: u.Name(), MIMEType: res.MIMEType, Size: res.Size}
 	for {
 		p, ok := u.Parent()
 		if !ok {
@@ -641,7 +638,7 @@ func (cat *catalog) addToDirs(u verify.URI, res *mcp.Resource) {
 		if existed {
 			return
 		}
-		child = &mcp.Resource{URI: key, Name: p.Name(), MIMEType: "inode/directory"}
+		child = skill.DirChild{URI: key, Name: p.Name(), MIMEType: skill.MIMEDirectory}
 		u = p
 	}
 }

@@ -19,12 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillfs/skillfs/skill"
-	"github.com/skillfs/skillfs/verify"
 )
-
-// ExtensionID is the SEP-2640 extension identifier declared in the server's
-// capabilities.
-const ExtensionID = "io.modelcontextprotocol/skills"
 
 // Options configures a Server.
 type Options struct {
@@ -101,7 +96,7 @@ func New(dir string, opts Options) (*Server, error) {
 			// list_changed only when the capability says it may, and the
 			// folder may fill later.
 			Resources:  &mcp.ResourceCapabilities{ListChanged: true},
-			Extensions: map[string]any{ExtensionID: map[string]any{"directoryRead": true}},
+			Extensions: map[string]any{skill.ExtensionID: skill.Settings{DirectoryRead: true}},
 		},
 	})
 	if err := s.addMethods(); err != nil {
@@ -356,7 +351,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		}
 		return nil, fmt.Errorf("read %s: %w", uri, unwrapPathError(err))
 	}
-	if int64(len(b)) != f.size || verify.DigestOf(b) != f.digest {
+	if int64(len(b)) != f.size || skill.DigestOf(b) != f.digest {
 		s.log.Info("file changed since scan", "op", "resources/read", "uri", uri, "path", f.path)
 		s.rescanIfCurrent(cat.gen, f.rel)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillfs/skillfs/skill"
 	"github.com/skillfs/skillfs/verify"
 )
 
@@ -37,9 +38,9 @@ func session(t *testing.T, s *Server, era string) (*mcp.ClientSession, chan stru
 			return next(ctx, method, req)
 		}
 	})
-	mcp.AddSendingCustomMethod[*listSkillsParams, *listSkillsResult](c, methodListSkills)
-	mcp.AddSendingCustomMethod[*getSkillParams, *getSkillResult](c, methodGetSkill)
-	mcp.AddSendingCustomMethod[*readDirParams, *readDirResult](c, methodReadDir)
+	mcp.AddSendingCustomMethod[*listSkillsParams, *listSkillsResult](c, skill.MethodList)
+	mcp.AddSendingCustomMethod[*getSkillParams, *getSkillResult](c, skill.MethodGet)
+	mcp.AddSendingCustomMethod[*readDirParams, *readDirResult](c, skill.MethodReadDir)
 	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: c2, Writer: c2}, &mcp.ClientSessionOptions{ProtocolVersion: era})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func TestServeConnRescanNotifies(t *testing.T) {
 				t.Fatal(err)
 			}
 			wait(t, changed)
-			g, err := mcp.CallCustomMethod[*getSkillParams, *getSkillResult](ctx, cs, methodGetSkill, &getSkillParams{URI: "skill://s/SKILL.md"})
+			g, err := mcp.CallCustomMethod[*getSkillParams, *getSkillResult](ctx, cs, skill.MethodGet, &getSkillParams{GetParams: skill.GetParams{URI: "skill://s/SKILL.md"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +106,7 @@ func TestServeConnRescanNotifies(t *testing.T) {
 				t.Fatal(err)
 			}
 			wait(t, changed)
-			l, err := mcp.CallCustomMethod[*listSkillsParams, *listSkillsResult](ctx, cs, methodListSkills, &listSkillsParams{})
+			l, err := mcp.CallCustomMethod[*listSkillsParams, *listSkillsResult](ctx, cs, skill.MethodList, &listSkillsParams{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +137,7 @@ func TestReadOfChangedFileRescans(t *testing.T) {
 	if res.Contents[0].Text != "changed" {
 		t.Errorf("read %q", res.Contents[0].Text)
 	}
-	g, err := mcp.CallCustomMethod[*getSkillParams, *getSkillResult](t.Context(), cs, methodGetSkill, &getSkillParams{URI: "skill://s/SKILL.md"})
+	g, err := mcp.CallCustomMethod[*getSkillParams, *getSkillResult](t.Context(), cs, skill.MethodGet, &getSkillParams{GetParams: skill.GetParams{URI: "skill://s/SKILL.md"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,11 +160,11 @@ func TestDirectoryRead(t *testing.T) {
 	for _, era := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(era, func(t *testing.T) {
 			cs, _ := session(t, s, era)
-			read := func(uri string) []*mcp.Resource {
-				var out []*mcp.Resource
+			read := func(uri string) []skill.DirChild {
+				var out []skill.DirChild
 				cursor := ""
 				for {
-					res, err := mcp.CallCustomMethod[*readDirParams, *readDirResult](t.Context(), cs, methodReadDir, &readDirParams{URI: uri, Cursor: cursor})
+					res, err := mcp.CallCustomMethod[*readDirParams, *readDirResult](t.Context(), cs, skill.MethodReadDir, &readDirParams{ReadDirParams: skill.ReadDirParams{URI: uri, Cursor: cursor}})
 					if err != nil {
 						t.Fatalf("%s: %v", uri, err)
 					}
@@ -180,7 +181,7 @@ func TestDirectoryRead(t *testing.T) {
 					cursor = res.NextCursor
 				}
 			}
-			names := func(rs []*mcp.Resource) []string {
+			names := func(rs []skill.DirChild) []string {
 				var out []string
 				for _, r := range rs {
 					out = append(out, r.Name+"|"+r.MIMEType)
@@ -201,7 +202,7 @@ func TestDirectoryRead(t *testing.T) {
 				t.Errorf("sub: %v", got)
 			}
 			for _, uri := range []string{"skill://acme/tools/s/f0.md", "skill://acme/nope", "skill://acme/tools/s/", "skill://", "skill://acme/tools/s/../s"} {
-				_, err := mcp.CallCustomMethod[*readDirParams, *readDirResult](t.Context(), cs, methodReadDir, &readDirParams{URI: uri})
+				_, err := mcp.CallCustomMethod[*readDirParams, *readDirResult](t.Context(), cs, skill.MethodReadDir, &readDirParams{ReadDirParams: skill.ReadDirParams{URI: uri}})
 				var je *jsonrpc.Error
 				if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
 					t.Errorf("%s: %v, want -32602", uri, err)
@@ -226,7 +227,7 @@ func TestListPaging(t *testing.T) {
 	pages := 0
 	cursor := ""
 	for {
-		res, err := mcp.CallCustomMethod[*listSkillsParams, *listSkillsResult](t.Context(), cs, methodListSkills, &listSkillsParams{Cursor: cursor})
+		res, err := mcp.CallCustomMethod[*listSkillsParams, *listSkillsResult](t.Context(), cs, skill.MethodList, &listSkillsParams{ListParams: skill.ListParams{Cursor: cursor}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +247,7 @@ func TestListPaging(t *testing.T) {
 		t.Errorf("%d pages of %v, want 3 of %v", pages, got, want)
 	}
 	// skills/get answers for another spelling of a skill's URI.
-	g, err := mcp.CallCustomMethod[*getSkillParams, *getSkillResult](t.Context(), cs, methodGetSkill, &getSkillParams{URI: "skill://s3/%53KILL.md"})
+	g, err := mcp.CallCustomMethod[*getSkillParams, *getSkillResult](t.Context(), cs, skill.MethodGet, &getSkillParams{GetParams: skill.GetParams{URI: "skill://s3/%53KILL.md"}})
 	if err != nil || g.Skill.URI != "skill://s3/SKILL.md" {
 		t.Errorf("skills/get by another spelling: %v, %v", g, err)
 	}

@@ -152,7 +152,7 @@ func (o *Bucket) load(d skill.Digest, h string) ([]byte, error) {
 		return nil, o.discard("load", d, rel, lfi, reason)
 	}
 	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != h {
-		return nil, o.discard("load", d, rel, lfi, fmt.Sprintf("content hashes to %s%x", digestPrefix, sum))
+		return nil, o.discard("load", d, rel, lfi, fmt.Sprintf("content hashes to %s", skill.FormatDigest(sum)))
 	}
 	return b, nil
 }
@@ -294,7 +294,7 @@ func (o *Bucket) Put(d skill.Digest, b []byte) error {
 		return fmt.Errorf("put %s in %s: %d bytes: %w (cap %d)", d, o.id, len(b), ErrTooLarge, limit)
 	}
 	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != h {
-		return fmt.Errorf("put %s in %s: %w: they hash to %s%x", d, o.id, ErrDigestMismatch, digestPrefix, sum)
+		return fmt.Errorf("put %s in %s: %w: they hash to %s", d, o.id, ErrDigestMismatch, skill.FormatDigest(sum))
 	}
 	c := bytes.Clone(b)
 	if c == nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,9 +14,6 @@ import (
 const (
 	// maxIDLen matches NAME_MAX on the filesystems a cache directory lives on.
 	maxIDLen = 255
-
-	digestPrefix = "sha256:"
-	hexLen       = 64
 
 	objectsDir  = "objects"
 	catalogName = "catalog.json"
@@ -79,18 +77,11 @@ func CheckID(id string) error {
 // digestHex returns the 64 hex digits of a well-formed digest. Only its
 // result is ever used to build a path.
 func digestHex(d skill.Digest) (string, error) {
-	s := string(d)
-	h, ok := strings.CutPrefix(s, digestPrefix)
-	if !ok || len(h) != hexLen {
-		return "", fmt.Errorf("%w %q: want %s and %d lowercase hex digits", ErrBadDigest, s, digestPrefix, hexLen)
+	sum, err := skill.ParseDigest(d)
+	if err != nil {
+		return "", fmt.Errorf("%w %q: want sha256: and 64 lowercase hex digits", ErrBadDigest, string(d))
 	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return "", fmt.Errorf("%w %q: want %s and %d lowercase hex digits", ErrBadDigest, s, digestPrefix, hexLen)
-		}
-	}
-	return h, nil
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // objectRel is the object's path relative to its origin directory.

@@ -2,7 +2,6 @@ package verify
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"hash"
 
 	"github.com/skillfs/skillfs/skill"
@@ -69,8 +68,8 @@ func (c *Checker) Finish() error {
 		c.err = newError(SizeMismatch, c.r.URI, "got %d bytes, the entry declares %d", c.n, c.r.Size)
 		return c.err
 	}
-	got := digestPrefix + hex.EncodeToString(c.h.Sum(nil))
-	if got != string(c.r.Digest) {
+	got := skill.FormatDigest([sha256.Size]byte(c.h.Sum(nil)))
+	if got != c.r.Digest {
 		c.err = newError(DigestMismatch, c.r.URI, "content hashes to %s, the entry declares %s", got, c.r.Digest)
 		return c.err
 	}

@@ -1,8 +1,6 @@
 package verify
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
@@ -247,24 +245,14 @@ func ValidName(name string) error {
 	return nil
 }
 
-const digestPrefix = "sha256:"
-
-// CheckDigestFormat checks d is "sha256:" followed by 64 lowercase hex digits.
+// CheckDigestFormat checks d is "sha256:" followed by 64 lowercase hex
+// digits, the one form skill.ParseDigest reads.
 func CheckDigestFormat(d skill.Digest) error {
-	s := string(d)
-	if !strings.HasPrefix(s, digestPrefix) || len(s) != len(digestPrefix)+64 {
-		return newError(BadDigest, s, "want \"sha256:\" followed by 64 lowercase hex digits")
-	}
-	for i := len(digestPrefix); i < len(s); i++ {
-		if c := s[i]; !isDigit(c) && !(c >= 'a' && c <= 'f') {
-			return newError(BadDigest, s, "want \"sha256:\" followed by 64 lowercase hex digits")
-		}
+	if _, err := skill.ParseDigest(d); err != nil {
+		return newError(BadDigest, string(d), "want \"sha256:\" followed by 64 lowercase hex digits")
 	}
 	return nil
 }
 
-// DigestOf returns the SEP-2640 digest of b.
-func DigestOf(b []byte) skill.Digest {
-	sum := sha256.Sum256(b)
-	return skill.Digest(digestPrefix + hex.EncodeToString(sum[:]))
-}
+// DigestOf returns the SEP-2640 digest of b; it is skill.DigestOf.
+func DigestOf(b []byte) skill.Digest { return skill.DigestOf(b) }

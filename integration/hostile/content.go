@@ -1,22 +1,10 @@
 package hostile
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"strconv"
 	"strings"
-
-	"github.com/skillfs/skillfs/skill"
 )
-
-// digestOf is the SEP-2640 digest of b. The package computes its own
-// rather than using package verify: the server must stay a fixed point
-// that verify is tested against, not move with it.
-func digestOf(b []byte) skill.Digest {
-	sum := sha256.Sum256(b)
-	return skill.Digest("sha256:" + hex.EncodeToString(sum[:]))
-}
 
 // filler returns exactly n bytes of deterministic ASCII text: numbered
 // 1 KiB lines naming label, so that a mismatch in a test's diff says where

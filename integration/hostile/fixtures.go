@@ -166,7 +166,7 @@ type file struct {
 func (f *file) meta() (int64, skill.Digest) {
 	f.once.Do(func() {
 		b := f.gen()
-		f.size, f.digest = int64(len(b)), digestOf(b)
+		f.size, f.digest = int64(len(b)), skill.DigestOf(b)
 	})
 	return f.size, f.digest
 }

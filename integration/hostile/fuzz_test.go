@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/skillfs/skillfs/skill"
 )
 
 func fuzzServer(f *testing.F, mode string) *Server {
@@ -72,7 +74,7 @@ func FuzzReadDir(f *testing.F) {
 		f.Add(seed[0], seed[1])
 	}
 	f.Fuzz(func(t *testing.T, uri, cursor string) {
-		res, err := s.readDir(context.Background(), nil, &readDirParams{URI: uri, Cursor: cursor})
+		res, err := s.readDir(context.Background(), nil, &readDirParams{ReadDirParams: skill.ReadDirParams{URI: uri, Cursor: cursor}})
 		if err != nil {
 			wantInvalidParams(t, uri+" "+cursor, err)
 			return
@@ -87,7 +89,7 @@ func FuzzReadDir(f *testing.F) {
 			if res.NextCursor == "" {
 				return
 			}
-			res, err = s.readDir(context.Background(), nil, &readDirParams{URI: uri, Cursor: res.NextCursor})
+			res, err = s.readDir(context.Background(), nil, &readDirParams{ReadDirParams: skill.ReadDirParams{URI: uri, Cursor: res.NextCursor}})
 			if err != nil {
 				t.Fatalf("%s: the server's own cursor is refused: %v", uri, err)
 			}

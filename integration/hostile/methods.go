@@ -23,55 +23,45 @@ var errStopped = errors.New("hostile: the server is stopping")
 // SlowReadDelay is how long slow-read's SKILL.md takes to arrive.
 const SlowReadDelay = 3 * time.Second
 
-// The SEP-2640 methods.
-const (
-	methodList    = "skills/list"
-	methodGet     = "skills/get"
-	methodReadDir = "resources/directory/read"
-	methodRead    = "resources/read"
-	mimeDirectory = "inode/directory"
-)
+// methodRead is the base protocol's read; the SEP-2640 methods are
+// package skill's.
+const methodRead = "resources/read"
+
+// go-sdk's wrappers around the SEP-2640 shapes of package skill: the
+// well-formed shapes are the shared ones, what misbehaves is built by hand.
 
 type listParams struct {
 	mcp.ParamsBase
-	Cursor string `json:"cursor,omitempty"`
+	skill.ListParams
 }
 
-// listResult keeps "skills" raw: malformed-list sends an object there,
-// and entries that no Go type would produce.
+// listResult keeps "skills" raw, shadowing the shared shape's field (the
+// shallower field wins in encoding/json): malformed-list sends an object
+// there, and entries that no Go type would produce.
 type listResult struct {
 	mcp.ResultBase
-	ResultType string          `json:"resultType,omitempty"`
-	Skills     json.RawMessage `json:"skills"`
-	NextCursor string          `json:"nextCursor,omitempty"`
-	TTLMs      *int            `json:"ttlMs,omitempty"`
-	CacheScope string          `json:"cacheScope,omitempty"`
+	skill.ListResult[json.RawMessage]
+	Skills json.RawMessage `json:"skills"`
 }
 
 type getParams struct {
 	mcp.ParamsBase
-	URI string `json:"uri"`
+	skill.GetParams
 }
 
 type getResult struct {
 	mcp.ResultBase
-	ResultType string      `json:"resultType,omitempty"`
-	Skill      skill.Entry `json:"skill"`
+	skill.GetResult[skill.Entry]
 }
 
 type readDirParams struct {
 	mcp.ParamsBase
-	URI    string `json:"uri"`
-	Cursor string `json:"cursor,omitempty"`
+	skill.ReadDirParams
 }
 
 type readDirResult struct {
 	mcp.ResultBase
-	ResultType string          `json:"resultType,omitempty"`
-	Resources  []*mcp.Resource `json:"resources"`
-	NextCursor string          `json:"nextCursor,omitempty"`
-	TTLMs      *int            `json:"ttlMs,omitempty"`
-	CacheScope string          `json:"cacheScope,omitempty"`
+	skill.ReadDirResult[skill.DirChild]
 }
 
 // readResult replaces go-sdk's ReadResourceResult, whose typed contents
@@ -80,19 +70,19 @@ type readResult struct {
 	mcp.ResultBase
 	ResultType string            `json:"resultType,omitempty"`
 	Contents   []json.RawMessage `json:"contents"`
-	TTLMs      *int              `json:"ttlMs,omitempty"`
+	TTLMs      *int64            `json:"ttlMs,omitempty"`
 	CacheScope string            `json:"cacheScope,omitempty"`
 }
 
 func (s *Server) addMethods() error {
-	if err := mcp.AddReceivingCustomMethod(s.mcp, methodList, s.listSkills); err != nil {
-		return fmt.Errorf("register %s: %w", methodList, err)
+	if err := mcp.AddReceivingCustomMethod(s.mcp, skill.MethodList, s.listSkills); err != nil {
+		return fmt.Errorf("register %s: %w", skill.MethodList, err)
 	}
-	if err := mcp.AddReceivingCustomMethod(s.mcp, methodGet, s.getSkill); err != nil {
-		return fmt.Errorf("register %s: %w", methodGet, err)
+	if err := mcp.AddReceivingCustomMethod(s.mcp, skill.MethodGet, s.getSkill); err != nil {
+		return fmt.Errorf("register %s: %w", skill.MethodGet, err)
 	}
-	if err := mcp.AddReceivingCustomMethod(s.mcp, methodReadDir, s.readDir); err != nil {
-		return fmt.Errorf("register %s: %w", methodReadDir, err)
+	if err := mcp.AddReceivingCustomMethod(s.mcp, skill.MethodReadDir, s.readDir); err != nil {
+		return fmt.Errorf("register %s: %w", skill.MethodReadDir, err)
 	}
 	return nil
 }
@@ -138,10 +128,11 @@ func (s *Server) listSkills(_ context.Context, _ *mcp.ServerSession, p *listPara
 	if err != nil {
 		return nil, err
 	}
-	res := &listResult{Skills: page, NextCursor: next}
+	res := &listResult{Skills: page}
+	res.NextCursor = next
 	if newProtocol(p.Meta) {
-		zero := 0
-		res.ResultType, res.TTLMs, res.CacheScope = "complete", &zero, s.cacheScope()
+		zero := int64(0)
+		res.ResultType, res.TTLMs, res.CacheScope = skill.ResultComplete, &zero, s.cacheScope()
 	}
 	return res, nil
 }
@@ -168,7 +159,7 @@ func (s *Server) listPage(cursor string) (json.RawMessage, string, error) {
 		}
 		if off == 0 && s.opts.Mode == ModeMalformedList {
 			entries = interleave(malformed, entries)
-			s.log.Info("misbehaving", "op", methodList, "err", "malformed entries in the first page")
+			s.log.Info("misbehaving", "op", skill.MethodList, "err", "malformed entries in the first page")
 		}
 		next := ""
 		switch {
@@ -201,10 +192,10 @@ func (s *Server) listPage(cursor string) (json.RawMessage, string, error) {
 		}
 		return s.heavyPage(k), "heavy:" + strconv.Itoa(k+1), nil
 	case cursor == "bulk" && s.opts.Mode == ModeHugeListPage:
-		s.log.Info("misbehaving", "op", methodList, "err", "a huge page")
+		s.log.Info("misbehaving", "op", skill.MethodList, "err", "a huge page")
 		return bulkPage(), "", nil
 	case cursor == "malformed:object" && s.opts.Mode == ModeMalformedList:
-		s.log.Info("misbehaving", "op", methodList, "err", "skills is an object")
+		s.log.Info("misbehaving", "op", skill.MethodList, "err", "skills is an object")
 		return json.RawMessage(`{"skill://honest-a/SKILL.md":{"note":"skills must be an array"}}`), "", nil
 	}
 	return bad()
@@ -272,9 +263,10 @@ func (s *Server) getSkill(_ context.Context, _ *mcp.ServerSession, p *getParams)
 	if d == nil || d.uri != p.URI {
 		return nil, invalidParams(p.URI, "%s is not the SKILL.md of a skill this server serves", p.URI)
 	}
-	res := &getResult{Skill: d.entry(s.currentPhase(), true)}
+	res := &getResult{}
+	res.Skill = d.entry(s.currentPhase(), true)
 	if newProtocol(p.Meta) {
-		res.ResultType = "complete"
+		res.ResultType = skill.ResultComplete
 	}
 	return res, nil
 }
@@ -300,7 +292,7 @@ func (s *Server) readDir(_ context.Context, _ *mcp.ServerSession, p *readDirPara
 			}
 			k = n
 		}
-		s.log.Info("misbehaving", "op", methodReadDir, "uri", p.URI, "err", "endless cursor")
+		s.log.Info("misbehaving", "op", skill.MethodReadDir, "uri", p.URI, "err", "endless cursor")
 		res.Resources = dirResources(children)
 		res.NextCursor = "dir-endless:" + strconv.Itoa(k+1)
 	} else {
@@ -319,18 +311,18 @@ func (s *Server) readDir(_ context.Context, _ *mcp.ServerSession, p *readDirPara
 		}
 	}
 	if newProtocol(p.Meta) {
-		zero := 0
-		res.ResultType, res.TTLMs, res.CacheScope = "complete", &zero, s.cacheScope()
+		zero := int64(0)
+		res.ResultType, res.TTLMs, res.CacheScope = skill.ResultComplete, &zero, s.cacheScope()
 	}
 	return res, nil
 }
 
-func dirResources(children []dirChild) []*mcp.Resource {
-	out := make([]*mcp.Resource, 0, len(children))
+func dirResources(children []dirChild) []skill.DirChild {
+	out := make([]skill.DirChild, 0, len(children))
 	for _, c := range children {
-		r := &mcp.Resource{URI: c.uri, Name: c.uri[strings.LastIndexByte(c.uri, '/')+1:], MIMEType: mimeOf(c.uri)}
+		r := skill.DirChild{URI: c.uri, Name: c.uri[strings.LastIndexByte(c.uri, '/')+1:], MIMEType: mimeOf(c.uri)}
 		if c.dir {
-			r.MIMEType = mimeDirectory
+			r.MIMEType = skill.MIMEDirectory
 		}
 		out = append(out, r)
 	}
@@ -368,8 +360,8 @@ func (s *Server) readResource(ctx context.Context, p *mcp.ReadResourceParams) (m
 	uri := p.URI
 	res := &readResult{}
 	if newProtocol(p.Meta) {
-		zero := 0
-		res.ResultType, res.TTLMs, res.CacheScope = "complete", &zero, s.cacheScope()
+		zero := int64(0)
+		res.ResultType, res.TTLMs, res.CacheScope = skill.ResultComplete, &zero, s.cacheScope()
 	}
 	if s.opts.Mode == ModeDieAfterList {
 		res.Meta = mcp.Meta{dieKey: dieNow}
@@ -463,7 +455,7 @@ func (s *Server) readResource(ctx context.Context, p *mcp.ReadResourceParams) (m
 func (s *Server) cacheScope() string {
 	switch s.opts.CacheScope {
 	case "":
-		return "private"
+		return skill.ScopePrivate
 	case "none":
 		return ""
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/skillfs/skillfs/skill"
 )
 
 // Server-wide modes (Options.Mode).
@@ -117,7 +119,7 @@ func buildMalformed() []MalformedEntry {
 		return map[string]any{
 			"uri":         uri,
 			"frontmatter": map[string]any{"name": name, "description": "A malformed entry"},
-			"resources":   []any{map[string]any{"uri": uri, "digest": string(digestOf(md)), "size": len(md)}},
+			"resources":   []any{map[string]any{"uri": uri, "digest": string(skill.DigestOf(md)), "size": len(md)}},
 		}
 	}
 	res := func(e map[string]any) map[string]any { return e["resources"].([]any)[0].(map[string]any) }

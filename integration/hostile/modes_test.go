@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillfs/skillfs/integration/hostile"
+	"github.com/skillfs/skillfs/skill"
 )
 
 // checkHonestGenerated checks that a generated entry is a real skill:
@@ -170,7 +171,7 @@ func TestModeNoExtension(t *testing.T) {
 	for _, era := range []string{eraOld, eraNew} {
 		t.Run(era, func(t *testing.T) {
 			cs := connect(t, newServer(t, hostile.Options{Fixtures: []string{}, Mode: hostile.ModeNoExtension}), era)
-			if caps := cs.InitializeResult().Capabilities; caps.Extensions[hostile.ExtensionID] != nil {
+			if caps := cs.InitializeResult().Capabilities; caps.Extensions[skill.ExtensionID] != nil {
 				t.Errorf("the extension is declared: %v", caps.Extensions)
 			}
 			if _, err := mcp.CallCustomMethod[*listParams, *listResult](t.Context(), cs, "skills/list", &listParams{}); !isCode(err, jsonrpc.CodeMethodNotFound) {

@@ -14,10 +14,9 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// ExtensionID is the SEP-2640 extension identifier.
-const ExtensionID = "io.modelcontextprotocol/skills"
+	"github.com/skillfs/skillfs/skill"
+)
 
 // ExitDied is the exit status of a server that died on purpose
 // (die-mid-read, die-after-list).
@@ -136,7 +135,7 @@ func New(opts Options) (*Server, error) {
 
 	caps := &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}}
 	if opts.Mode != ModeNoExtension {
-		caps.Extensions = map[string]any{ExtensionID: map[string]any{"directoryRead": true}}
+		caps.Extensions = map[string]any{skill.ExtensionID: skill.Settings{DirectoryRead: true}}
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hostile", Version: "0"}, &mcp.ServerOptions{
 		Logger:       opts.Logger,

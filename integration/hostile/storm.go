@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/skillfs/skillfs/skill"
 )
 
 // stormMessages are what notify-storm sends, in turn.
@@ -26,7 +28,7 @@ func (st *stormer) observe(c *dyingConn, msg jsonrpc.Message) {
 	if c.s.opts.Mode != ModeNotifyStorm {
 		return
 	}
-	if req, ok := msg.(*jsonrpc.Request); !ok || req.Method != methodList {
+	if req, ok := msg.(*jsonrpc.Request); !ok || req.Method != skill.MethodList {
 		return
 	}
 	st.once.Do(func() {
