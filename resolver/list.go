@@ -378,7 +378,12 @@ func (o *Origin) ReadDir(ctx context.Context, dir verify.URI) ([]DirChild, error
 				o.log.Warn("directory read truncated", "op", "readdir", "uri", dir.String(), "err", fmt.Sprintf("more than %d children (max_dir_entries)", o.limits.MaxDirEntries))
 				return out, nil
 			}
-			var c skill.DirChild
+			// Only uri and mimeType matter here: a child whose other fields
+			// have odd types is still a child.
+			var c struct {
+				URI      string `json:"uri"`
+				MIMEType string `json:"mimeType"`
+			}
 			if err := json.Unmarshal(raw, &c); err != nil {
 				o.log.Warn("directory child dropped", "op", "readdir", "uri", dir.String(), "err", fmt.Errorf("malformed child: %w", err))
 				continue
