@@ -104,7 +104,7 @@ func TestBudgetSlicesBounded(t *testing.T) {
 	}
 }
 
-// clock is a settable time for an Origin.
+// clock is a settable time for a Session.
 type clock struct {
 	mu sync.Mutex
 	t  time.Time
@@ -123,10 +123,10 @@ func (c *clock) advance(d time.Duration) {
 }
 
 // startOrigin serves dir with the honest server over pipes and runs an
-// Origin on it; setup may replace the Origin's clock and sleeper before
+// Session on it; setup may replace the Session's clock and sleeper before
 // it runs. dial, when set, is asked first on every connection attempt and
 // may fail it.
-func startOrigin(t *testing.T, dir string, limits func(*config.Limits), setup func(*Origin), dial func(n int) error, onCatalog func(*Catalog, io.Closer)) *Origin {
+func startOrigin(t *testing.T, dir string, limits func(*config.Limits), setup func(*Session), dial func(n int) error, onCatalog func(*Catalog, io.Closer)) *Session {
 	t.Helper()
 	srv, err := skillserver.New(dir, skillserver.Options{PollInterval: -1})
 	if err != nil {
@@ -203,7 +203,7 @@ func TestFetchBudgetWindow(t *testing.T) {
 	o := startOrigin(t, writeFiles(t, files), func(l *config.Limits) {
 		l.Budget = 200_000 // exactly two big.txt
 		l.BudgetWindow = time.Minute
-	}, func(o *Origin) { o.now = clk.now }, nil, func(c *Catalog, _ io.Closer) { catalogs <- c })
+	}, func(o *Session) { o.now = clk.now }, nil, func(c *Catalog, _ io.Closer) { catalogs <- c })
 	var c *Catalog
 	select {
 	case c = <-catalogs:
@@ -267,7 +267,7 @@ func TestBackoffResetsAfterHealthySession(t *testing.T) {
 	// Attempts 1–3 fail, 4 connects and lists (and then the server hangs
 	// up), 5–6 fail, 7 connects and lists and hangs up.
 	fail := map[int]bool{1: true, 2: true, 3: true, 5: true, 6: true}
-	startOrigin(t, writeFiles(t, files), nil, func(o *Origin) { o.sleep = sleep },
+	startOrigin(t, writeFiles(t, files), nil, func(o *Session) { o.sleep = sleep },
 		func(n int) error {
 			if fail[n] {
 				return fmt.Errorf("attempt %d refused", n)

@@ -1,7 +1,7 @@
 // Package resolver owns MCP: one supervised go-sdk client session per origin
 // (a configured server), and the SEP-2640 calls skillfs makes on it.
 //
-// An Origin connects over the transport its config names (a stdio command,
+// A Session connects over the transport its config names (a stdio command,
 // streamable HTTP, legacy SSE, or an in-process byte stream for the demo),
 // reads the io.modelcontextprotocol/skills extension from the server's
 // capabilities, enumerates skills/list within caps on pages, entries,

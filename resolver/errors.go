@@ -15,7 +15,7 @@ import (
 	"github.com/skillfs/skillfs/resolver/transport"
 )
 
-// Errors returned by an Origin. They are wrapped with the operation and the
+// Errors returned by a Session. They are wrapped with the operation and the
 // URI; test them with errors.Is.
 var (
 	// ErrOffline: there is no live session with the server right now.

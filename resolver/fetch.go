@@ -17,7 +17,7 @@ import (
 // unverified. The response is refused before it is decoded when it is
 // larger than the file's declared size allows (or the per-file cap, when
 // the size is unknown), and the bytes are charged to the origin's budget.
-func (o *Origin) Fetch(ctx context.Context, r skill.Resource) ([]byte, error) {
+func (o *Session) Fetch(ctx context.Context, r skill.Resource) ([]byte, error) {
 	cap := o.limits.MaxFileSize
 	if r.HasSize {
 		if r.Size > cap {
@@ -43,7 +43,7 @@ func (o *Origin) Fetch(ctx context.Context, r skill.Resource) ([]byte, error) {
 	return b, nil
 }
 
-func (o *Origin) read(ctx context.Context, uri string, cap int64) ([]byte, error) {
+func (o *Session) read(ctx context.Context, uri string, cap int64) ([]byte, error) {
 	cs, err := o.session(ctx)
 	if err != nil {
 		return nil, err
@@ -95,14 +95,14 @@ func (o *Origin) read(ctx context.Context, uri string, cap int64) ([]byte, error
 
 // reserve takes n bytes of the origin's budget window, or fails with
 // ErrOverBudget.
-func (o *Origin) reserve(n int64) (uint64, error) {
+func (o *Session) reserve(n int64) (uint64, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.budget.take(o.now(), n)
 }
 
 // settle replaces a reservation with the bytes actually received.
-func (o *Origin) settle(slice uint64, reserved, got int64) {
+func (o *Session) settle(slice uint64, reserved, got int64) {
 	o.mu.Lock()
 	o.budget.settle(o.now(), slice, reserved, got)
 	o.mu.Unlock()

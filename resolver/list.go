@@ -89,7 +89,7 @@ func clip(s string, n int) string {
 
 // enumerate follows skills/list to its end within the origin's caps, checks
 // every entry, and confirms the pinned URIs.
-func (o *Origin) enumerate(ctx context.Context, cs *mcp.ClientSession) (*Catalog, error) {
+func (o *Session) enumerate(ctx context.Context, cs *mcp.ClientSession) (*Catalog, error) {
 	lctx, cancel := context.WithTimeout(ctx, o.limits.ListTimeout)
 	defer cancel()
 	cat := &Catalog{CacheScope: ScopePublic}
@@ -165,7 +165,7 @@ pages:
 
 // A lister builds one catalog and counts what it costs against the caps.
 type lister struct {
-	o          *Origin
+	o          *Session
 	cat        *Catalog
 	byURI      map[string]int // canonical uri → index in cat.Skills
 	conflicted map[string]bool
@@ -273,7 +273,7 @@ func rawURI(raw json.RawMessage) string {
 }
 
 // confirmPins calls skills/get for each pinned URI the listing did not carry.
-func (o *Origin) confirmPins(ctx context.Context, l *lister) {
+func (o *Session) confirmPins(ctx context.Context, l *lister) {
 	cat := l.cat
 	for _, pin := range o.cfg.Pin {
 		u, err := verify.ParseURI(pin)
@@ -305,7 +305,7 @@ func (o *Origin) confirmPins(ctx context.Context, l *lister) {
 
 // GetSkill asks the server for one skill's current entry with skills/get
 // and checks it. The entry must describe the URI asked for.
-func (o *Origin) GetSkill(ctx context.Context, uri string) (*verify.Skill, error) {
+func (o *Session) GetSkill(ctx context.Context, uri string) (*verify.Skill, error) {
 	want, err := verify.ParseURI(uri)
 	if err != nil {
 		return nil, err
@@ -347,7 +347,7 @@ type DirChild struct {
 // ReadDir lists a directory with resources/directory/read, within the
 // origin's caps. Children that are not direct, clean children of dir are
 // dropped and logged.
-func (o *Origin) ReadDir(ctx context.Context, dir verify.URI) ([]DirChild, error) {
+func (o *Session) ReadDir(ctx context.Context, dir verify.URI) ([]DirChild, error) {
 	if !o.DirectoryRead() {
 		return nil, ErrNoDirectoryRead
 	}

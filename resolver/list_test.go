@@ -71,8 +71,8 @@ func TestListBytesCapAtTheEdge(t *testing.T) {
 	}
 }
 
-// hostileRig is an Origin on an in-process hostile server.
-func hostileRig(t *testing.T, opts hostile.Options, edit func(*config.Origin)) (*Origin, chan *Catalog) {
+// hostileRig is a Session on an in-process hostile server.
+func hostileRig(t *testing.T, opts hostile.Options, edit func(*config.Origin)) (*Session, chan *Catalog) {
 	t.Helper()
 	srv, err := hostile.New(opts)
 	if err != nil {

@@ -19,9 +19,9 @@ import (
 	"github.com/skillfs/skillfs/verify"
 )
 
-// An honest in-process server over a pipe, and an Origin on it.
+// An honest in-process server over a pipe, and a Session on it.
 type rig struct {
-	o       *Origin
+	o       *Session
 	srv     *skillserver.Server
 	dir     string
 	catalog chan *Catalog

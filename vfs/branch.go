@@ -18,7 +18,7 @@ type branch struct {
 	cfg   config.Origin
 	id    string
 	log   *slog.Logger
-	res   *resolver.Origin
+	res   *resolver.Session
 	store *store.Bucket
 	cat   *catalog
 	rd    *reader

@@ -32,7 +32,7 @@ const confirmRetry = 30 * time.Second
 // and which unlisted skills they led to confirm or not.
 type dirReads struct {
 	label   string
-	res     *resolver.Origin
+	res     *resolver.Session
 	cat     *catalog
 	log     *slog.Logger
 	now     func() time.Time
@@ -44,7 +44,7 @@ type dirReads struct {
 	unconfirmed map[string]bool        // skill directories skills/get did not confirm
 }
 
-func newDirReads(label string, res *resolver.Origin, cat *catalog, log *slog.Logger, now func() time.Time, started time.Time) *dirReads {
+func newDirReads(label string, res *resolver.Session, cat *catalog, log *slog.Logger, now func() time.Time, started time.Time) *dirReads {
 	return &dirReads{label: label, res: res, cat: cat, log: log, now: now, started: started,
 		listings: map[string]*dirListing{}, confirmedAt: map[string]time.Time{}, unconfirmed: map[string]bool{}}
 }

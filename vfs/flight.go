@@ -2,7 +2,6 @@ package vfs
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 )
 
@@ -45,12 +44,4 @@ func (g *flight) do(ctx context.Context, key string, fn func(context.Context) ([
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-}
-
-// sameEntryJSON compares two values by their JSON encoding, which is how
-// entries are compared: the wire form is what the server asserted.
-func sameEntryJSON(a, b any) bool {
-	ja, err1 := json.Marshal(a)
-	jb, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && string(ja) == string(jb)
 }

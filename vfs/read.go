@@ -102,7 +102,7 @@ var ErrIsDir = errors.New("is a directory")
 // asks for a fresh entry when a check suggests the listing is stale.
 type reader struct {
 	cfg        config.Origin
-	res        *resolver.Origin
+	res        *resolver.Session
 	store      *store.Bucket
 	cat        *catalog
 	flags      *flagBook
@@ -347,7 +347,7 @@ func (rd *reader) refreshOwners(ctx context.Context, n *node) (*node, bool) {
 }
 
 func sameSkill(a, b *verify.Skill) bool {
-	return sameEntryJSON(a.Entry, b.Entry)
+	return a.Entry.Equal(b.Entry)
 }
 
 // fetchDynamic reads a file of a dynamic skill: there is no digest to check

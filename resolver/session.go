@@ -19,7 +19,7 @@ import (
 	"github.com/skillfs/skillfs/verify"
 )
 
-// Options configure an Origin.
+// Options configure a Session.
 type Options struct {
 	Origin config.Origin
 	// Dial, when set, replaces the transport the config names: the origin
@@ -66,8 +66,9 @@ type Status struct {
 	LastErrorAt   time.Time
 }
 
-// An Origin is one configured server and its supervised session.
-type Origin struct {
+// A Session is one configured server (config.Origin) and its supervised
+// MCP session.
+type Session struct {
 	opts    Options
 	cfg     config.Origin
 	limits  config.Limits
@@ -93,14 +94,14 @@ type Origin struct {
 	held map[string]bool
 }
 
-// New returns an Origin; Run starts it.
-func New(opts Options) *Origin {
+// New returns a Session; Run starts it.
+func New(opts Options) *Session {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg := opts.Origin
-	o := &Origin{
+	o := &Session{
 		opts:   opts,
 		cfg:    cfg,
 		limits: cfg.Limits,
@@ -120,10 +121,10 @@ func New(opts Options) *Origin {
 }
 
 // Label is the origin's host-assigned label.
-func (o *Origin) Label() string { return o.cfg.Label }
+func (o *Session) Label() string { return o.cfg.Label }
 
 // Status returns a snapshot of the origin's state.
-func (o *Origin) Status() Status {
+func (o *Session) Status() Status {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s := o.status
@@ -134,28 +135,28 @@ func (o *Origin) Status() Status {
 // DirectoryRead reports whether the live session's server declared
 // directoryRead. It is asked on every directory listing, so it copies
 // nothing.
-func (o *Origin) DirectoryRead() bool {
+func (o *Session) DirectoryRead() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.status.DirectoryRead
 }
 
 // Refresh asks the supervisor to enumerate again soon. It never blocks.
-func (o *Origin) Refresh() {
+func (o *Session) Refresh() {
 	select {
 	case o.relist <- struct{}{}:
 	default:
 	}
 }
 
-func (o *Origin) setError(op string, err error) {
+func (o *Session) setError(op string, err error) {
 	o.mu.Lock()
 	o.status.LastError = fmt.Sprintf("%s: %v", op, err)
 	o.status.LastErrorAt = time.Now()
 	o.mu.Unlock()
 }
 
-func (o *Origin) setState(s State) {
+func (o *Session) setState(s State) {
 	o.mu.Lock()
 	o.status.State = s
 	o.signal()
@@ -163,7 +164,7 @@ func (o *Origin) setState(s State) {
 }
 
 // signal wakes callers waiting in session; o.mu is held.
-func (o *Origin) signal() {
+func (o *Session) signal() {
 	close(o.changed)
 	o.changed = make(chan struct{})
 }
@@ -171,7 +172,7 @@ func (o *Origin) signal() {
 // session returns the live session. While a connection attempt is under
 // way it waits for it (a read right after start should not fail because the
 // server has not answered yet); otherwise no session is ErrOffline at once.
-func (o *Origin) session(ctx context.Context) (*mcp.ClientSession, error) {
+func (o *Session) session(ctx context.Context) (*mcp.ClientSession, error) {
 	for {
 		o.mu.Lock()
 		sess, state, changed := o.sess, o.status.State, o.changed
@@ -192,7 +193,7 @@ func (o *Origin) session(ctx context.Context) (*mcp.ClientSession, error) {
 
 // lost ends a session a call found unreachable, so that reads fail fast
 // from now on and the supervisor reconnects with backoff. It returns err.
-func (o *Origin) lost(cs *mcp.ClientSession, err error) error {
+func (o *Session) lost(cs *mcp.ClientSession, err error) error {
 	if !errors.Is(err, ErrOffline) {
 		return err
 	}
@@ -221,7 +222,7 @@ const (
 // Run supervises the origin until ctx ends: it connects, enumerates,
 // re-enumerates when told to, and reconnects with backoff when the session
 // ends. It returns nil when ctx is done.
-func (o *Origin) Run(ctx context.Context) error {
+func (o *Session) Run(ctx context.Context) error {
 	backoff := minBackoff
 	for ctx.Err() == nil {
 		healthy, err := o.runSession(ctx)
@@ -256,7 +257,7 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 // runSession connects once and serves the session until it ends. It
 // reports whether the session was healthy: connected, and listed
 // successfully at least once (or the server has no skills to list).
-func (o *Origin) runSession(ctx context.Context) (healthy bool, err error) {
+func (o *Session) runSession(ctx context.Context) (healthy bool, err error) {
 	o.setState(StateConnecting)
 	cs, err := o.connect(ctx)
 	if err != nil {
@@ -345,7 +346,7 @@ const (
 
 // waitForRelist returns when it is time to enumerate again (nil), or when
 // the session or ctx ended. listed is when the last enumeration started.
-func (o *Origin) waitForRelist(ctx context.Context, ended <-chan error, wait time.Duration, listed time.Time) error {
+func (o *Session) waitForRelist(ctx context.Context, ended <-chan error, wait time.Duration, listed time.Time) error {
 	var timer <-chan time.Time
 	if wait > 0 {
 		t := time.NewTimer(wait)
@@ -385,7 +386,7 @@ func sessionEnded(err error) error {
 	return fmt.Errorf("session ended: %w", err)
 }
 
-func (o *Origin) publish(c *Catalog) {
+func (o *Session) publish(c *Catalog) {
 	held := make(map[string]bool, len(c.Skills))
 	for _, s := range c.Skills {
 		held[s.URI.String()] = true
@@ -415,7 +416,7 @@ func skillsExtension(ir *mcp.InitializeResult) (directoryRead, declared bool) {
 	return skill.SettingsOf(v).DirectoryRead, true
 }
 
-func (o *Origin) connect(ctx context.Context) (*mcp.ClientSession, error) {
+func (o *Session) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	t, err := o.transport()
 	if err != nil {
 		return nil, err
@@ -457,7 +458,7 @@ func (o *Origin) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	return cs, nil
 }
 
-func (o *Origin) transportOptions() transport.Options {
+func (o *Session) transportOptions() transport.Options {
 	return transport.Options{
 		MaxFrame: maxFrame(o.limits.MaxFileSize),
 		Headers:  o.cfg.Headers,
@@ -469,7 +470,7 @@ func (o *Origin) transportOptions() transport.Options {
 	}
 }
 
-func (o *Origin) transport() (mcp.Transport, error) {
+func (o *Session) transport() (mcp.Transport, error) {
 	topts := o.transportOptions()
 	if o.opts.Dial != nil {
 		rwc, err := o.opts.Dial(context.Background())
