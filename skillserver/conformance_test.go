@@ -58,7 +58,10 @@ func listAll(t *testing.T, p *peer) ([]skill.Entry, int) {
 	var all []skill.Entry
 	pages := 0
 	cursor := ""
-	for {
+	for page := 0; ; page++ {
+		if page > 1000 {
+			t.Fatal("more than 1000 pages: the cursor never ends")
+		}
 		res, err := mcp.CallCustomMethod[*listParams, *listResult](t.Context(), p.cs, "skills/list", &listParams{Cursor: cursor})
 		if err != nil {
 			t.Fatalf("skills/list (cursor %q): %v", cursor, err)
@@ -196,7 +199,10 @@ func checkConformance(t *testing.T, p *peer, fx *fixture, pageSize int) {
 		dir := queue[0]
 		queue = queue[1:]
 		cursor := ""
-		for {
+		for page := 0; ; page++ {
+			if page > 1000 {
+				t.Fatal("more than 1000 pages: the cursor never ends")
+			}
 			res, err := mcp.CallCustomMethod[*dirParams, *dirResult](ctx, p.cs, "resources/directory/read", &dirParams{URI: dir, Cursor: cursor})
 			if err != nil {
 				t.Fatalf("resources/directory/read %s: %v", dir, err)

@@ -163,7 +163,10 @@ func TestDirectoryRead(t *testing.T) {
 			read := func(uri string) []skill.DirChild {
 				var out []skill.DirChild
 				cursor := ""
-				for {
+				for page := 0; ; page++ {
+					if page > 1000 {
+						t.Fatal("more than 1000 pages: the cursor never ends")
+					}
 					res, err := mcp.CallCustomMethod[*readDirParams, *readDirResult](t.Context(), cs, skill.MethodReadDir, &readDirParams{ReadDirParams: skill.ReadDirParams{URI: uri, Cursor: cursor}})
 					if err != nil {
 						t.Fatalf("%s: %v", uri, err)
@@ -226,7 +229,10 @@ func TestListPaging(t *testing.T) {
 	var got []string
 	pages := 0
 	cursor := ""
-	for {
+	for page := 0; ; page++ {
+		if page > 1000 {
+			t.Fatal("more than 1000 pages: the cursor never ends")
+		}
 		res, err := mcp.CallCustomMethod[*listSkillsParams, *listSkillsResult](t.Context(), cs, skill.MethodList, &listSkillsParams{ListParams: skill.ListParams{Cursor: cursor}})
 		if err != nil {
 			t.Fatal(err)

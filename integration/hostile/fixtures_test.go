@@ -622,12 +622,14 @@ func TestHangEndsWithServer(t *testing.T) {
 			}
 			defer cs.Close()
 			go read(context.Background(), cs, "skill://hang-read/SKILL.md")
-			for {
+			for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
 				log, _ := os.ReadFile(access)
 				if bytes.Contains(log, []byte("resources/read skill://hang-read/SKILL.md")) {
 					break
 				}
-				time.Sleep(10 * time.Millisecond)
+				if time.Now().After(deadline) {
+					t.Fatal("the read never reached the server")
+				}
 			}
 			if how == "context" {
 				cancel()
