@@ -228,6 +228,11 @@ func rotateReps(ctx context.Context, reps int, fns ...func() (time.Duration, err
 // says what skillfs adds over FUSE itself, against the go-fuse loopback
 // over the same tmpfs copy.
 func (s *scenario) readers(ctx context.Context, sample []int) {
+	if ctx.Err() != nil {
+		// Interrupted: the work directory is being removed; create
+		// nothing in it.
+		return
+	}
 	files := s.tree.Files
 	mroot := filepath.Join(s.mnt, label)
 	sroot := s.shm.Root
