@@ -25,7 +25,20 @@
 //   - warm stat, open+read+close of small files, sequential read of a large
 //     file, `ls -R` and `grep -r` of the whole tree, each against the same
 //     files on tmpfs, after one untimed pass (which also checks that ls and
-//     grep print the same on both).
+//     grep print the same on both);
+//   - the readers agents use, on the same small files: Python's
+//     open(p, 'rb').read() and Node's fs.readFileSync, each one long-lived
+//     subprocess that loops over the file list and times itself, and rg
+//     over the whole tree, against tmpfs;
+//   - the FUSE round trip those readers can pay: ioctl(TCGETS) (Python's
+//     isatty at open) and getxattr of an absent attribute, both always
+//     forwarded to the daemon, against tmpfs and against go-fuse's stock
+//     loopback over the same tmpfs copy (bench/loopback, built and run as
+//     a subprocess), the FUSE floor; Python's reader is measured against
+//     the loopback too.
+//
+// A reader that is not installed (python3, node, rg) is skipped with a
+// note in its row; the bench installs nothing.
 //
 // One size (-stdio) is also mounted over stdio, where the baselines start
 // their own `skillfs serve` over stdio; the warm operations do not depend

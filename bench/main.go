@@ -123,6 +123,10 @@ type bencher struct {
 	bin  string
 	work string
 	shm  string
+	// loopback is the built bench/loopback, or "" with loopbackErr saying
+	// why its rows are skipped.
+	loopback    string
+	loopbackErr string
 }
 
 // run does the whole benchmark and returns the report (also, as far as it
@@ -170,6 +174,12 @@ func run(ctx context.Context, opts options) (*Report, error) {
 		if b.bin, err = buildSkillfs(ctx, root, b.work); err != nil {
 			return nil, err
 		}
+	}
+	if root, err := moduleRoot(); err != nil {
+		b.loopbackErr = "no module to build bench/loopback from"
+	} else if b.loopback, err = buildLoopback(ctx, root, b.work); err != nil {
+		b.loopbackErr = "bench/loopback did not build"
+		rep.Notes = append(rep.Notes, err.Error())
 	}
 
 	sizes := slices.Clone(opts.Sizes)

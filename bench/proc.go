@@ -24,6 +24,12 @@ type cleaner struct {
 	mu   sync.Mutex
 	fns  []*func()
 	done bool
+	// running is held by run for its whole length: an interrupt runs the
+	// cleanups from a goroutine of its own while run's deferred call
+	// runs them too, and that call must not return (and the process
+	// exit) while the other is still inside one, say removing the work
+	// directory.
+	running sync.Mutex
 }
 
 // add registers f and returns a function that runs it now (once) and
@@ -54,8 +60,11 @@ func (c *cleaner) add(f func()) (runNow func()) {
 	}
 }
 
-// run undoes everything registered, newest first.
+// run undoes everything registered, newest first, and returns when all of
+// it is done, also what another run is doing at the time.
 func (c *cleaner) run() {
+	c.running.Lock()
+	defer c.running.Unlock()
 	for {
 		c.mu.Lock()
 		if len(c.fns) == 0 {

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestParseStatus(t *testing.T) {
@@ -132,5 +134,32 @@ func TestCleaner(t *testing.T) {
 	late()
 	if len(got) != 4 {
 		t.Errorf("the late cleanup ran twice: %v", got)
+	}
+}
+
+// A run that finds nothing left to do still waits for a cleanup another
+// run is in the middle of.
+func TestCleanerRunWaitsForOtherRun(t *testing.T) {
+	c := &cleaner{}
+	inside, release := make(chan struct{}), make(chan struct{})
+	var finished atomic.Bool
+	c.add(func() {
+		close(inside)
+		<-release
+		finished.Store(true)
+	})
+	go c.run()
+	<-inside
+	second := make(chan struct{})
+	go func() { c.run(); close(second) }()
+	select {
+	case <-second:
+		t.Fatal("the second run returned while the first was inside a cleanup")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	<-second
+	if !finished.Load() {
+		t.Error("the cleanup had not finished when the second run returned")
 	}
 }

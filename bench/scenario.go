@@ -483,6 +483,7 @@ func (s *scenario) warm(ctx context.Context) {
 		grepTarget = Target{Op: RatioAtMost, Limit: 3}
 	}
 	s.treeOp(ctx, "grep -r over the whole tree", reps, grepTarget, true, "grep", "-r", Needle)
+	s.readers(ctx, smallSample)
 }
 
 // warmOp times op over the mount and over tmpfs; op is given how to map a

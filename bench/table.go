@@ -49,11 +49,12 @@ type Row struct {
 	Base      float64 // the baseline's median
 	Target    Target
 	Err       string // why the measurement failed; Value is then meaningless
+	Skip      string // why the row was not measured (a reader is not installed)
 }
 
 // Ratio is skillfs's median over the baseline's.
 func (r Row) Ratio() (float64, bool) {
-	if r.Baseline == "" || r.Err != "" || r.Base <= 0 {
+	if r.Baseline == "" || r.Err != "" || r.Skip != "" || r.Base <= 0 {
 		return 0, false
 	}
 	return r.Value / r.Base, true
@@ -62,7 +63,7 @@ func (r Row) Ratio() (float64, bool) {
 // Met says whether the row meets its target: "yes", "no", or "—" when it
 // has none.
 func (r Row) Met() string {
-	if r.Target.Op == NoTarget {
+	if r.Target.Op == NoTarget || r.Skip != "" {
 		return "—"
 	}
 	if r.Err != "" {
@@ -180,15 +181,20 @@ func Table(rows []Row) string {
 	b.WriteString("|---:|---|---|---:|---:|---|---:|---:|---|---|\n")
 	for _, r := range rows {
 		value := formatValue(r.Kind, r.Value)
-		if r.Err != "" {
+		switch {
+		case r.Skip != "":
+			value = "skipped: " + r.Skip
+		case r.Err != "":
 			value = "failed: " + r.Err
-		} else if r.Note != "" {
+		case r.Note != "":
 			value += " (" + r.Note + ")"
 		}
 		base, baseVal, ratio := "—", "—", "—"
 		if r.Baseline != "" {
 			base = r.Baseline
-			baseVal = formatValue(r.Kind, r.Base)
+			if r.Skip == "" {
+				baseVal = formatValue(r.Kind, r.Base)
+			}
 		}
 		if x, ok := r.Ratio(); ok {
 			ratio = formatRatio(x)

@@ -95,6 +95,7 @@ func TestTable(t *testing.T) {
 		{Skills: 10000, Transport: "http", What: "daemon RSS after mount", Kind: KindBytes, N: 1, Value: 40 << 20, Note: "peak 41.0 MiB", Target: Target{Op: ValueBelow, Limit: 100 << 20}},
 		{Skills: 100, Transport: "stdio", What: "a | b", Kind: KindCount, N: 1, Err: "read x: EIO", Target: Target{Op: ValueEquals, Limit: 1}},
 		{Skills: 100, Transport: "http", What: "ls -R", Kind: KindTime, N: 3, Value: 0.02, Baseline: "tmpfs", Base: 0.01},
+		{Skills: 100, Transport: "http", What: "rg", Kind: KindTime, N: 3, Baseline: "tmpfs", Skip: "rg is not installed"},
 	}
 	want := `| skills | transport | measurement | n | skillfs (median) | baseline | baseline (median) | ratio | target | met? |
 |---:|---|---|---:|---:|---|---:|---:|---|---|
@@ -102,6 +103,7 @@ func TestTable(t *testing.T) {
 | 10,000 | http | daemon RSS after mount | 1 | 40.0 MiB (peak 41.0 MiB) | — | — | — | < 100.0 MiB | yes |
 | 100 | stdio | a \| b | 1 | failed: read x: EIO | — | — | — | = 1 | no |
 | 100 | http | ls -R | 3 | 20.0 ms | tmpfs | 10.0 ms | 2.00× | — | — |
+| 100 | http | rg | 3 | skipped: rg is not installed | tmpfs | — | — | — | — |
 `
 	if got := Table(rows); got != want {
 		t.Errorf("Table:\n%s\nwant:\n%s", got, want)
@@ -113,6 +115,30 @@ func TestTable(t *testing.T) {
 		if !strings.Contains(md, s) {
 			t.Errorf("report lacks %q:\n%s", s, md)
 		}
+	}
+}
+
+// rotateReps rotates which side goes first and still returns each side's
+// own times.
+func TestRotateReps(t *testing.T) {
+	var order []string
+	side := func(name string, base time.Duration) func() (time.Duration, error) {
+		n := 0
+		return func() (time.Duration, error) {
+			order = append(order, name)
+			n++
+			return base + time.Duration(n), nil
+		}
+	}
+	ds, err := rotateReps(context.Background(), 3, side("a", 100), side("b", 200), side("c", 300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(order, " "), "a b c b c a c a b"; got != want {
+		t.Errorf("order %q, want %q", got, want)
+	}
+	if got := fmt.Sprint(ds); got != "[[101ns 102ns 103ns] [201ns 202ns 203ns] [301ns 302ns 303ns]]" {
+		t.Errorf("times %v", got)
 	}
 }
 

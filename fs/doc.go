@@ -38,4 +38,7 @@
 //	EINTR   the read was interrupted before the bytes arrived
 //	EROFS   any attempt to write, create, remove, rename, chmod or set xattrs
 //	ENODATA an extended attribute skillfs does not set
+//	ENOTTY  any ioctl (isatty asks one on every open by Python and others):
+//	        a skill file is not a terminal; the kernel forwards each one to
+//	        the daemon, which answers it before anything else
 package fs

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -261,6 +262,20 @@ func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.At
 		return st
 	}
 	return r.RawFileSystem.GetAttr(cancel, in, out)
+}
+
+// Ioctl answers ENOTTY to every ioctl, before go-fuse's node layer: a skill
+// file is not a terminal or a device, and the question that matters is
+// isatty's TCGETS, which Python's open() and many other readers ask on
+// every open. The kernel forwards each ioctl on a FUSE file to the daemon
+// whatever it answered before (ENOSYS is turned into ENOTTY for the caller
+// and not remembered, and no mount option or INIT flag stops it), so the
+// round trip cannot be avoided; this keeps skillfs's share of it to
+// nothing — no inode lookup, no allocation, no lock — and fixes the answer
+// whatever go-fuse's default becomes. See BENCHMARKS.md for what was
+// measured.
+func (r *rawFS) Ioctl(cancel <-chan struct{}, in *fuse.IoctlIn, inbuf []byte, out *fuse.IoctlOut, outbuf []byte) fuse.Status {
+	return fuse.Status(syscall.ENOTTY)
 }
 
 // cancelContext turns go-fuse's interrupt channel into a context.
