@@ -146,6 +146,7 @@ func (lr *dirReads) dynamicFile(sn *skillNode, p string) (*node, error) {
 	if u.String() == sn.uri() {
 		f.entryOf = []*skillNode{sn}
 	}
+	f.setVersion()
 	return &node{path: p, ino: inoFor(lr.label, p, false), mtime: lr.started, file: f}, nil
 }
 

@@ -77,7 +77,7 @@ func (f *Core) Lookup(ctx context.Context, p string) (Attr, *File, error) {
 		return o.attr(n), nil, nil
 	}
 	var gen uint64
-	key := rest + "\x00" + n.file.version.key()
+	key := rest + "\x00" + n.file.key
 	if n.file.dynamic {
 		gen = o.rd.dyn.generation(rest)
 		key = fmt.Sprintf("%s\x00dynamic %d", rest, gen)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/skillfs/skillfs/store"
 )
@@ -17,21 +18,55 @@ type flagBook struct {
 	store *store.Bucket
 	log   *slog.Logger
 
-	mu    sync.Mutex
-	flags map[string][]string
+	mu      sync.Mutex
+	flags   map[string][]string
+	pending *tree // the tree to save against, when a save is due
 }
+
+// saveDelay gathers the flags found in a burst of reads (a grep over
+// thousands of skills) into one write.
+const saveDelay = 2 * time.Second
 
 func newFlagBook(st *store.Bucket, log *slog.Logger) *flagBook {
 	return &flagBook{store: st, log: log, flags: map[string][]string{}}
 }
 
-// note records the flags of one version; it reports whether they are new.
+// note records the flags of one version; it reports whether that changed
+// what is known. Versions without flags are not kept: not knowing and
+// knowing there are none show the same.
 func (b *flagBook) note(key string, flags []string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	old, had := b.flags[key]
+	if len(flags) == 0 {
+		delete(b.flags, key)
+		return had
+	}
 	b.flags[key] = flags
 	return !had || !slices.Equal(old, flags)
+}
+
+// saveSoon saves against t after saveDelay, once for all the notes made
+// meanwhile.
+func (b *flagBook) saveSoon(t *tree) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	due := b.pending != nil
+	b.pending = t
+	if !due {
+		time.AfterFunc(saveDelay, b.flush)
+	}
+}
+
+// flush writes a save that is due now.
+func (b *flagBook) flush() {
+	b.mu.Lock()
+	t := b.pending
+	b.pending = nil
+	b.mu.Unlock()
+	if t != nil {
+		b.save(t)
+	}
 }
 
 func (b *flagBook) get(key string) []string {
@@ -46,7 +81,7 @@ func (b *flagBook) save(t *tree) {
 	held := map[string]bool{}
 	for _, sn := range t.skills {
 		if n := t.nodes[sn.s.URI.Path()]; n != nil && !n.isDir() {
-			held[n.file.version.key()] = true
+			held[n.file.key] = true
 		}
 	}
 	b.mu.Lock()

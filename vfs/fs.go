@@ -101,6 +101,7 @@ func (f *Core) Start(ctx context.Context) {
 		go func() {
 			defer f.wg.Done()
 			o.res.Run(ctx)
+			o.rd.flags.flush() // a save still waiting for its delay
 		}()
 	}
 }

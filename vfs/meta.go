@@ -241,7 +241,7 @@ func (o *branch) skillInfo(t *tree, sn *skillNode, failures map[string]failure) 
 		si.Flags = append(si.Flags, string(fl))
 	}
 	if n := t.nodes[s.URI.Path()]; n != nil && !n.isDir() {
-		si.Flags = append(si.Flags, o.rd.flags.get(n.file.version.key())...)
+		si.Flags = append(si.Flags, o.rd.flags.get(n.file.key)...)
 	}
 	if sn.path != "" {
 		if outer := t.skillAt(parentOf(sn.path)); outer != nil {

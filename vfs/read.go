@@ -281,12 +281,12 @@ func (rd *reader) noteLength(r skill.Resource, b []byte) {
 // content flags of a SKILL.md, which are kept with the store across
 // restarts.
 func (rd *reader) noteVerified(f *fileNode, flags []string) {
-	k := f.version.key()
+	k := f.key
 	rd.mu.Lock()
 	rd.verified[k] = struct{}{}
 	rd.mu.Unlock()
 	if len(f.entryOf) > 0 && rd.flags.note(k, flags) {
-		rd.flags.save(rd.cat.current())
+		rd.flags.saveSoon(rd.cat.current())
 	}
 }
 
@@ -303,7 +303,7 @@ func (rd *reader) length(d skill.Digest) (int64, bool) {
 func (rd *reader) isVerified(f *fileNode) bool {
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
-	_, ok := rd.verified[f.version.key()]
+	_, ok := rd.verified[f.key]
 	return ok
 }
 
@@ -380,7 +380,7 @@ func (rd *reader) fetchDynamic(ctx context.Context, n *node, gen uint64) ([]byte
 		for _, fl := range verify.ContentFlags(b, true) {
 			flags = append(flags, string(fl))
 		}
-		rd.flags.note(n.file.version.key(), flags)
+		rd.flags.note(n.file.key, flags)
 	}
 	return b, nil
 }

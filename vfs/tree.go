@@ -71,6 +71,7 @@ type fileNode struct {
 	// A change of either is a new version: a new inode number, and the
 	// older version's reads fail rather than mix (see File).
 	version fileVersion
+	key     string // version.key(), once
 	// checked is the outcome of the checks that depend on the entry, for
 	// the bytes of one digest: set on the first serve under this tree.
 	checked atomic.Pointer[checkResult]
@@ -168,7 +169,7 @@ func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, n
 		if n.isDir() {
 			slices.Sort(n.children)
 		} else {
-			n.file.version = versionOf(n.file)
+			n.file.setVersion()
 			n.ino = inoVersion(label, n.path, false, &n.file.version)
 		}
 		n.mtime = now
@@ -200,6 +201,12 @@ type fileVersion struct {
 	conflict    string
 	dynamic     bool
 	frontmatter [sha256.Size]byte // zero unless the file is some entry's SKILL.md
+}
+
+// setVersion computes the node's version and its key.
+func (f *fileNode) setVersion() {
+	f.version = versionOf(f)
+	f.key = f.version.key()
 }
 
 func versionOf(f *fileNode) fileVersion {
