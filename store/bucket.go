@@ -401,29 +401,35 @@ func (o *Bucket) saveCatalog(data []byte) error {
 // and logged. The catalog is not otherwise verified: its content is the
 // caller's to check.
 func (o *Bucket) LoadCatalog() ([]byte, error) {
+	return o.loadFile("catalog", catalogName, o.s.opts.MaxCatalogSize)
+}
+
+// loadFile reads one of the bucket's own files (what names it in errors
+// and logs), or ErrNotFound. One that is a symlink, not a regular file or
+// over limit is removed and logged.
+func (o *Bucket) loadFile(what, rel string, limit int64) ([]byte, error) {
 	if o.removed.Load() {
-		return nil, fmt.Errorf("load catalog of %s: %w", o.id, ErrNotFound)
+		return nil, fmt.Errorf("load %s of %s: %w", what, o.id, ErrNotFound)
 	}
-	fi, err := o.root.Lstat(catalogName)
+	fi, err := o.root.Lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("load catalog of %s: %w", o.id, ErrNotFound)
+		return nil, fmt.Errorf("load %s of %s: %w", what, o.id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load catalog of %s: %w", o.id, err)
+		return nil, fmt.Errorf("load %s of %s: %w", what, o.id, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, o.discard("catalog", "", catalogName, fi, fmt.Sprintf("not a regular file (mode %v)", fi.Mode()))
+		return nil, o.discard(what, "", rel, fi, fmt.Sprintf("not a regular file (mode %v)", fi.Mode()))
 	}
-	limit := o.s.opts.MaxCatalogSize
 	if fi.Size() > limit {
-		return nil, o.discard("catalog", "", catalogName, fi, fmt.Sprintf("size %d exceeds the cap of %d bytes", fi.Size(), limit))
+		return nil, o.discard(what, "", rel, fi, fmt.Sprintf("size %d exceeds the cap of %d bytes", fi.Size(), limit))
 	}
-	b, reason, err := readRegular(o.root, catalogName, fi, limit)
+	b, reason, err := readRegular(o.root, rel, fi, limit)
 	if err != nil {
-		return nil, fmt.Errorf("load catalog of %s: %w", o.id, err)
+		return nil, fmt.Errorf("load %s of %s: %w", what, o.id, err)
 	}
 	if reason != "" {
-		return nil, o.discard("catalog", "", catalogName, fi, reason)
+		return nil, o.discard(what, "", rel, fi, reason)
 	}
 	return b, nil
 }

@@ -1,10 +1,6 @@
 package store
 
-import (
-	"errors"
-	"fmt"
-	"io/fs"
-)
+import "fmt"
 
 // flagsName holds the content flags found in the SKILL.md files verified
 // under each entry, so that index.json shows them after a restart before
@@ -32,25 +28,5 @@ func (o *Bucket) SaveFlags(data []byte) error {
 // LoadFlags returns the saved flags.json, or ErrNotFound. One that is not
 // a regular file or is over its cap is removed and logged.
 func (o *Bucket) LoadFlags() ([]byte, error) {
-	if o.removed.Load() {
-		return nil, fmt.Errorf("load flags of %s: %w", o.id, ErrNotFound)
-	}
-	fi, err := o.root.Lstat(flagsName)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("load flags of %s: %w", o.id, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load flags of %s: %w", o.id, err)
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxFlagsSize {
-		return nil, o.discard("flags", "", flagsName, fi, fmt.Sprintf("not a regular file of at most %d bytes (mode %v, size %d)", maxFlagsSize, fi.Mode(), fi.Size()))
-	}
-	b, reason, err := readRegular(o.root, flagsName, fi, maxFlagsSize)
-	if err != nil {
-		return nil, fmt.Errorf("load flags of %s: %w", o.id, err)
-	}
-	if reason != "" {
-		return nil, o.discard("flags", "", flagsName, fi, reason)
-	}
-	return b, nil
+	return o.loadFile("flags", flagsName, maxFlagsSize)
 }
