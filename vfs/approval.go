@@ -39,9 +39,9 @@ import (
 // Approval states (SkillInfo.Approval, ApprovalState.State).
 const (
 	approvalApproved    = "approved"
-	approvalPending     = "pending"  // never approved
-	approvalChanged     = "changed"  // approved once; the entry has changed since
-	approvalRefused     = "refused"  // dynamic: nothing to bind an approval to
+	approvalPending     = "pending" // never approved
+	approvalChanged     = "changed" // approved once; the entry has changed since
+	approvalRefused     = "refused" // dynamic: nothing to bind an approval to
 	approvalNotRequired = "not-required"
 )
 

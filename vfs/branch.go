@@ -26,7 +26,7 @@ type branch struct {
 	// approvals are the user's approvals of this origin's skills (approval:
 	// required); the catalog places only approved skills.
 	approvals *approvalBook
-	files fileTable // the Files the kernel holds, one per version
+	files     fileTable // the Files the kernel holds, one per version
 
 	ready  chan struct{} // closed once a catalog (live or saved) is held, or the server failed
 	readyO sync.Once

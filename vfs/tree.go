@@ -23,8 +23,8 @@ type tree struct {
 	// held are the skills held back from the tree for want of an approval
 	// (approval: required), with their approval state; order is every
 	// skill of the catalog, placed or held back, in catalog order.
-	waiting  []heldBack
-	order  []*skillNode
+	waiting []heldBack
+	order   []*skillNode
 	// pendingDirs are the directories of held-back skills: directory reads
 	// must not bring them (or anything of theirs) back.
 	pendingDirs map[string]bool
