@@ -4,11 +4,14 @@ package integration
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,8 +35,8 @@ var approvalFiles = map[string]string{
 }
 
 type approvalSetup struct {
-	dir, accessLog string
-	m              *mount
+	dir, accessLog, cfg string
+	m                   *mount
 }
 
 // mountRequired serves approvalFiles with `skillfs serve` (stdio or http)
@@ -53,6 +56,7 @@ func mountRequired(t *testing.T, transport string) *approvalSetup {
 		entry = map[string]any{"type": "http", "url": srv.URL}
 	}
 	cfg := writeConfig(t, map[string]any{"local": entry}, map[string]any{"defaults": map[string]any{"approval": "required"}})
+	s.cfg = cfg
 	s.m = startMount(t, cfg)
 	return s
 }
@@ -221,5 +225,101 @@ func TestApprovalSurvivesRestartAndCacheRm(t *testing.T) {
 	m3 := (&mount{Dir: m.Dir, Cache: m.Cache, log: &syncBuffer{}}).start(t, cfg)
 	if _, err := os.Stat(m3.Path("local", "alpha")); !errors.Is(err, syscall.ENOENT) {
 		t.Errorf("after cache rm the approval is still in force: %v", err)
+	}
+}
+
+// TestApprovalChangeThroughTheKernel: an approval held from an earlier run
+// (its approvals.json written as skillfs approve writes it, bound to the
+// served entry) shows the skill; a server-side change then takes it out
+// of the mount at once — the kernel's caches included — and an open file
+// of it fails with EIO, never a byte of the new version. It needs no
+// control command, so it runs on every branch.
+func TestApprovalChangeThroughTheKernel(t *testing.T) {
+	bothTransports(t, func(t *testing.T, transport string) {
+		s := mountRequired(t, transport)
+		m := s.m
+		b, err := os.ReadFile(m.Path(".skillfs", "status.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			Origins []struct {
+				ID string `json:"id"`
+			} `json:"origins"`
+		}
+		if err := json.Unmarshal(b, &st); err != nil || len(st.Origins) != 1 {
+			t.Fatalf("status.json: %v\n%s", err, b)
+		}
+		id := st.Origins[0].ID
+		m.Stop(t)
+		writeApproval(t, filepath.Join(m.Cache, id, "approvals.json"), id, "alpha", "Alpha skill", s.dir, "alpha/SKILL.md", "alpha/refs/a.md")
+		m2 := (&mount{Dir: m.Dir, Cache: m.Cache, log: &syncBuffer{}}).start(t, s.cfg)
+
+		a := m2.Path("local", "alpha", "refs", "a.md")
+		if got, err := os.ReadFile(a); err != nil || string(got) != "aaa\n" {
+			t.Fatalf("the approved skill: %q, %v", got, err)
+		}
+		if _, err := os.Stat(m2.Path("local", "team", "beta")); !errors.Is(err, syscall.ENOENT) {
+			t.Errorf("an unapproved skill beside the approved one: %v, want ENOENT", err)
+		}
+		fh, err := os.Open(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fh.Close()
+		one := make([]byte, 1)
+		if _, err := fh.Read(one); err != nil {
+			t.Fatal(err)
+		}
+		m2.warnings = true // the failed read of the open file is logged
+		writeTree(t, s.dir, map[string]string{"alpha/refs/a.md": "changed by the server\n"})
+		waitFor(t, 2*time.Minute, "alpha to leave the mount", func() bool {
+			_, err := os.Stat(m2.Path("local", "alpha"))
+			return errors.Is(err, syscall.ENOENT)
+		})
+		if _, err := os.ReadFile(a); !errors.Is(err, syscall.ENOENT) {
+			t.Errorf("a fresh read after the change: %v, want ENOENT", err)
+		}
+		rest := make([]byte, 64)
+		if n, err := fh.ReadAt(rest, 1); !errors.Is(err, syscall.EIO) {
+			t.Errorf("read of the open file after the change: %d bytes %q, %v; want EIO", n, rest[:n], err)
+		}
+		if r := approvalRows(t, m2)["local/alpha"]; r.State != "pending" || r.Approval != "changed" {
+			t.Errorf("index row after the change: %+v", r)
+		}
+	})
+}
+
+// writeApproval writes approvals.json as the daemon keeps it: one
+// approval bound to the entry `skillfs serve` publishes for the skill.
+func writeApproval(t *testing.T, path, id, name, description, dir string, files ...string) {
+	t.Helper()
+	label, fp, _ := strings.Cut(id, "-")
+	type resource struct {
+		URI     string
+		Digest  string
+		Size    int64
+		HasSize bool
+	}
+	var rs []resource
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, resource{URI: "skill://" + f, Digest: fmt.Sprintf("sha256:%x", sha256.Sum256(b)), Size: int64(len(b)), HasSize: true})
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].URI < rs[j].URI })
+	doc := map[string]any{"version": 1, "approvals": []any{map[string]any{
+		"origin": label, "fingerprint": fp, "uri": "skill://" + files[0],
+		"frontmatter": map[string]any{"name": name, "description": description},
+		"resources":   rs, "approved_at": time.Now().UTC(),
+	}}}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
