@@ -62,9 +62,10 @@ type Origin struct {
 	// AllowDynamic shows skills whose resources are "dynamic", marked
 	// unverified.
 	AllowDynamic bool
-	// Approval is ApprovalOff or "" (the default: every held skill is shown) or
-	// ApprovalRequired (a skill is shown only while the user's approval,
-	// bound to its entry and full resource set, holds; see package vfs).
+	// Approval is "" (off, the default, and what "off" loads as: every
+	// held skill is shown) or ApprovalRequired (a skill is shown only
+	// while the user's approval, bound to its entry and full resource
+	// set, holds; see package vfs).
 	Approval Approval
 	// Pin lists skill URIs (…/SKILL.md) confirmed with skills/get at
 	// connect, for skills the server's listing may leave out.

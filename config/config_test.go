@@ -281,7 +281,7 @@ skillfs:
   servers:
     b: {approval: "off"}
 `, "c.yaml")
-	for label, want := range map[string]Approval{"a": ApprovalRequired, "b": ApprovalOff, "c": ApprovalRequired} {
+	for label, want := range map[string]Approval{"a": ApprovalRequired, "b": "", "c": ApprovalRequired} {
 		o, _ := cfg.Origin(label)
 		if o.Approval != want || o.Approval.Required() != (want == ApprovalRequired) {
 			t.Errorf("%s: approval %q, want %q", label, o.Approval, want)

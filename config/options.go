@@ -141,7 +141,12 @@ func (p *parser) approval(v *value, path keyPath) *Approval {
 		return nil
 	}
 	switch a := Approval(v.text); a {
-	case ApprovalOff, ApprovalRequired:
+	case ApprovalOff:
+		// Off is the zero value, so that a config that says "off" and
+		// one that says nothing load alike.
+		off := Approval("")
+		return &off
+	case ApprovalRequired:
 		return &a
 	}
 	p.errs.add(path, fix, "unknown value %q", v.text)
