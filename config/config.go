@@ -62,6 +62,11 @@ type Origin struct {
 	// AllowDynamic shows skills whose resources are "dynamic", marked
 	// unverified.
 	AllowDynamic bool
+	// Approval is "" (off, the default, and what "off" loads as: every
+	// held skill is shown) or ApprovalRequired (a skill is shown only
+	// while the user's approval, bound to its entry and full resource
+	// set, holds; see package vfs).
+	Approval Approval
 	// Pin lists skill URIs (…/SKILL.md) confirmed with skills/get at
 	// connect, for skills the server's listing may leave out.
 	Pin    []string
@@ -75,6 +80,22 @@ type Origin struct {
 	// idKey keys ID's fingerprint; Config.SetIdentityKey sets it.
 	idKey []byte
 }
+
+// Approval says whether an origin's skills need the user's approval before
+// they appear in the mount.
+type Approval string
+
+const (
+	// ApprovalOff shows every held skill; it is also what "" (not set)
+	// means.
+	ApprovalOff Approval = "off"
+	// ApprovalRequired shows a skill only while an approval bound to its
+	// origin identity, URI, frontmatter and resources holds.
+	ApprovalRequired Approval = "required"
+)
+
+// Required reports whether the origin's skills need approval.
+func (a Approval) Required() bool { return a == ApprovalRequired }
 
 // SetShared marks every origin as mounted for other users too
 // (--allow-other); see Origin.Shared.

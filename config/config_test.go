@@ -270,6 +270,29 @@ skillfs:
 	}
 }
 
+func TestApprovalOption(t *testing.T) {
+	cfg := mustParse(t, `
+mcpServers:
+  a: {command: a}
+  b: {command: b}
+  c: {command: c}
+skillfs:
+  defaults: {approval: required}
+  servers:
+    b: {approval: "off"}
+`, "c.yaml")
+	for label, want := range map[string]Approval{"a": ApprovalRequired, "b": "", "c": ApprovalRequired} {
+		o, _ := cfg.Origin(label)
+		if o.Approval != want || o.Approval.Required() != (want == ApprovalRequired) {
+			t.Errorf("%s: approval %q, want %q", label, o.Approval, want)
+		}
+	}
+	cfg = mustParse(t, `{"mcpServers": {"a": {"command": "a"}}}`, "c.json")
+	if o, _ := cfg.Origin("a"); o.Approval.Required() {
+		t.Errorf("default approval %q, want off", o.Approval)
+	}
+}
+
 func TestYAMLAnchorsAndMerge(t *testing.T) {
 	cfg := mustParse(t, `
 common: &common
@@ -487,6 +510,8 @@ func TestErrors(t *testing.T) {
 		{"skillfs pin at top", f, sfs(`{"pin": []}`), "skillfs.pin", `unknown key "pin"`, "skillfs.servers.LABEL"},
 		{"defaults not object", f, sfs(`{"defaults": true}`), "skillfs.defaults", "is a boolean, not an object", "{strict: true"},
 		{"defaults typo", f, sfs(`{"defaults": {"allowDynamic": true}}`), "skillfs.defaults.allowDynamic", `unknown key "allowDynamic"`, `did you mean "allow_dynamic"?`},
+		{"approval typo", f, sfs(`{"defaults": {"approval": "requried"}}`), "skillfs.defaults.approval", `unknown value "requried"`, `write "required"`},
+		{"approval bool", f, sfs(`{"servers": {"acme": {"approval": true}}}`), "skillfs.servers.acme.approval", "is a boolean, not a string", `"off"`},
 		{"defaults pin", f, sfs(`{"defaults": {"pin": ["skill://a/SKILL.md"]}}`), "skillfs.defaults.pin", `unknown key "pin"`, "skillfs.servers.LABEL"},
 		{"strict not bool", f, sfs(`{"defaults": {"strict": "true"}}`), "skillfs.defaults.strict", "is a string, not true or false", "without quotes"},
 		{"servers not object", f, sfs(`{"servers": ["acme"]}`), "skillfs.servers", "is a list, not an object", "labels"},

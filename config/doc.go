@@ -34,6 +34,7 @@
 //	    "defaults": {                               // every origin
 //	      "strict": false,
 //	      "allow_dynamic": false,
+//	      "approval": "off",                        // or "required"
 //	      "limits": {
 //	        "max_file_size": "16MiB",               // per-file hard cap
 //	        "budget": "512MiB",                     // bytes fetched per server per budget_window
@@ -105,9 +106,10 @@
 //
 // # The skillfs section
 //
-// "skillfs" has two keys: "defaults" (strict, allow_dynamic, limits) for
-// every origin, and "servers", mapping a configured label (disabled ones
-// included) to its own strict, allow_dynamic, pin and limits. A label that
+// "skillfs" has two keys: "defaults" (strict, allow_dynamic, approval,
+// limits) for every origin, and "servers", mapping a configured label
+// (disabled ones included) to its own strict, allow_dynamic, approval, pin
+// and limits. A label that
 // is not configured is an error listing the labels that are. Unknown keys
 // anywhere in this section are errors with a did-you-mean suggestion,
 // because a misspelt limit or "strict" would otherwise silently leave the
@@ -117,6 +119,19 @@
 //     size, "dynamic" spelled out). Default false.
 //   - allow_dynamic: show skills whose resources are "dynamic", marked
 //     unverified. Default false.
+//   - approval: "off" (the default: every skill the server lists is in the
+//     mount) or "required": a skill appears only once the user has
+//     approved it with `skillfs approve`, and only while the approval
+//     holds. An approval is bound to the origin identity (label and
+//     fingerprint, see below), the skill's URI, its frontmatter and the
+//     full set of (uri, size, digest) of its resources; when the server's
+//     entry changes in any of these the skill leaves the mount at once and
+//     waits in `skillfs pending` with what changed. Approving fetches
+//     nothing. A "dynamic" skill cannot be bound to content and is refused
+//     under "required". Approvals live in the store (approvals.json in the
+//     origin's directory) and go with `skillfs cache rm LABEL`; any other
+//     value is an error, so a misspelt "required" never shows unapproved
+//     skills.
 //   - pin: skill URIs (ending in /SKILL.md, any scheme but file, http(s) and
 //     data) confirmed with skills/get at connect, for skills a listing
 //     leaves out.
@@ -164,7 +179,7 @@
 // userinfo and query, and headers (http, sse). Changing any of them, a
 // rotated token included, starts the origin afresh (a re-fetch, never a
 // wrong byte): a label re-pointed by a new env value or header never shows
-// the old server's saved catalog or bytes. Because those inputs hold
+// the old server's saved catalog or bytes, nor inherits its approvals. Because those inputs hold
 // secrets and the ID is on disk and in status.json, the fingerprint is
 // PBKDF2-HMAC-SHA256 (2^16 iterations) salted with the store's random
 // 32-byte identity key (store.IdentityKey, <cache>/.identity-key, 0600),

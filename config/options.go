@@ -13,13 +13,14 @@ import (
 
 var (
 	sectionKeys  = []string{"defaults", "servers"}
-	defaultsKeys = []string{"strict", "allow_dynamic", "limits"}
-	serverKeys   = []string{"strict", "allow_dynamic", "pin", "limits"}
+	defaultsKeys = []string{"strict", "allow_dynamic", "approval", "limits"}
+	serverKeys   = []string{"strict", "allow_dynamic", "approval", "pin", "limits"}
 )
 
 // originOptions is one level of options; nil means not set at this level.
 type originOptions struct {
 	strict, allowDynamic *bool
+	approval             *Approval
 	pin                  []string
 	limits               []func(*Limits)
 }
@@ -73,6 +74,9 @@ func (p *parser) options(section *value, cfg *Config, configured map[string]bool
 			if lv.allowDynamic != nil {
 				o.AllowDynamic = *lv.allowDynamic
 			}
+			if lv.approval != nil {
+				o.Approval = *lv.approval
+			}
 			if lv.pin != nil {
 				o.Pin = append([]string(nil), lv.pin...)
 			}
@@ -114,6 +118,8 @@ func (p *parser) level(v *value, path keyPath, known []string) originOptions {
 			if b, set := p.boolean(v, path, k); set {
 				o.allowDynamic = &b
 			}
+		case "approval":
+			o.approval = p.approval(v.fields[k], kp)
 		case "pin":
 			o.pin = p.pins(v.fields[k], kp)
 		case "limits":
@@ -121,6 +127,30 @@ func (p *parser) level(v *value, path keyPath, known []string) originOptions {
 		}
 	}
 	return o
+}
+
+// approval reads "required" or "off". Anything else is an error rather
+// than off: a misspelt "required" must not silently show unapproved skills.
+func (p *parser) approval(v *value, path keyPath) *Approval {
+	if v.isNull() {
+		return nil
+	}
+	const fix = `write "required" (skills appear only once approved with skillfs approve) or "off"`
+	if v.kind != stringValue {
+		p.errs.add(path, fix, "is %s, not a string", v.kind)
+		return nil
+	}
+	switch a := Approval(v.text); a {
+	case ApprovalOff:
+		// Off is the zero value, so that a config that says "off" and
+		// one that says nothing load alike.
+		off := Approval("")
+		return &off
+	case ApprovalRequired:
+		return &a
+	}
+	p.errs.add(path, fix, "unknown value %q", v.text)
+	return nil
 }
 
 // pins reads a list of skill URIs. Only the shape is checked here: a URI

@@ -8,6 +8,8 @@
 //	  .identity-key                      0600, 32 random bytes keying origin ids (IdentityKey)
 //	  <origin-id>/                       0700, one per origin identity
 //	    catalog.json                     0600, the origin's last held catalog (its format is package vfs's)
+//	    flags.json                       0600, content flags found per verified SKILL.md (package vfs's)
+//	    approvals.json                   0600, the user's approvals of skills (package vfs's), written durably
 //	    objects/<hex[:2]>/<hex>          0400, a file's bytes, named by its sha256
 //	    .tmp-<random>                    a write in progress (or left by a crash)
 //

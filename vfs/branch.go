@@ -23,7 +23,10 @@ type branch struct {
 	cat   *catalog
 	rd    *reader
 	dirs  *dirReads
-	files fileTable // the Files the kernel holds, one per version
+	// approvals are the user's approvals of this origin's skills (approval:
+	// required); the catalog places only approved skills.
+	approvals *approvalBook
+	files     fileTable // the Files the kernel holds, one per version
 
 	ready  chan struct{} // closed once a catalog (live or saved) is held, or the server failed
 	readyO sync.Once
@@ -33,6 +36,10 @@ func newBranch(f *Core, oc config.Origin, so *store.Bucket) *branch {
 	log := f.log.With("origin", oc.Label)
 	o := &branch{cfg: oc, id: oc.ID(), log: log, store: so, ready: make(chan struct{})}
 	o.cat = newCatalog(oc, so, log, f.now, f.started)
+	o.approvals = newApprovalBook(oc, so, log, f.now)
+	if oc.Approval.Required() {
+		o.cat.admit = o.approvals.state
+	}
 	failures := newFailureLog(oc.Label, log, f.now, func(p string) string {
 		if n := o.cat.current().nodes[p]; n != nil && n.file != nil {
 			return n.file.f.URI.String()

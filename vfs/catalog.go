@@ -62,6 +62,8 @@ type catalog struct {
 	// onChange learns the files and directories a swap changed. It is
 	// called without locks held.
 	onChange func(files, dirs []string)
+	// admit is the approval gate (see buildGated); nil places every skill.
+	admit func(*verify.Skill) string
 
 	tree   atomic.Pointer[tree]
 	swapMu sync.Mutex // serialises swaps
@@ -95,7 +97,7 @@ func (c *catalog) swap(next func(old *tree) (*resolver.Catalog, string)) {
 	for u := range extra {
 		confirmed[u] = true
 	}
-	t := buildTree(c.cfg.Label, cat, source, old, c.now(), confirmed)
+	t := buildGated(c.cfg.Label, cat, source, old, c.now(), confirmed, c.admit)
 	c.tree.Store(t)
 	c.swapMu.Unlock()
 	for _, i := range t.placement {
@@ -106,6 +108,13 @@ func (c *catalog) swap(next func(old *tree) (*resolver.Catalog, string)) {
 	if len(files) > 0 || len(dirs) > 0 {
 		c.onChange(files, dirs)
 	}
+}
+
+// regate rebuilds the tree from the held catalog, so that a changed
+// approval takes effect: a skill approved joins the tree, one revoked
+// leaves it, and the kernel is told.
+func (c *catalog) regate() {
+	c.swap(func(t *tree) (*resolver.Catalog, string) { return t.catalog(), t.source })
 }
 
 // put holds a live catalog from the server and saves it.

@@ -178,7 +178,7 @@ func (lr *dirReads) children(ctx context.Context, t *tree, p string) map[string]
 // skillfs rejected (from the listing, or when skills/get could not confirm
 // it): it stays out of the tree rather than show up empty.
 func (lr *dirReads) hidden(t *tree, p string) bool {
-	if t.rejectedDirs[p] {
+	if t.rejectedDirs[p] || t.heldAt(p) {
 		return true
 	}
 	lr.mu.Lock()
@@ -219,7 +219,7 @@ func (lr *dirReads) listing(ctx context.Context, p string) *dirListing {
 	lr.mu.Unlock()
 	if l.ok {
 		if isDir, ok := l.children["SKILL.md"]; ok && !isDir {
-			if t := lr.cat.current(); t.nodes[p] == nil || t.nodes[p].skill == nil {
+			if t := lr.cat.current(); (t.nodes[p] == nil || t.nodes[p].skill == nil) && !t.pendingDirs[p] {
 				if sm, err := u.Child("SKILL.md"); err == nil {
 					lr.confirm(ctx, sm.String())
 				}

@@ -226,6 +226,9 @@ func (fl *File) check() error {
 	reason, detail := ReasonChanged, "the server's entry for this file changed after it was opened; open it again"
 	if cur := t.nodes[fl.path]; cur == nil || cur.isDir() {
 		reason, detail = ReasonRemoved, "the server's current entry no longer lists the file"
+		if t.heldAt(fl.path) {
+			reason, detail = ReasonNotApproved, "the file's skill is no longer approved (its entry changed or the approval was revoked); see skillfs pending"
+		}
 	}
 	return &ReadError{Path: fl.Path(), Reason: reason, Err: errors.New(detail)}
 }

@@ -94,6 +94,7 @@ func (f *Core) Start(ctx context.Context) {
 	for _, label := range f.labels {
 		o := f.branches[label]
 		o.rd.flags.load()
+		o.approvals.load()
 		if o.cat.loadSaved() {
 			o.markReady()
 		}

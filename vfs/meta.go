@@ -139,7 +139,11 @@ type SkillInfo struct {
 	Description string `json:"description,omitempty"`
 	// State: "available" (held; files are fetched and verified when read),
 	// "failed" (a file failed; Reason says why), "dynamic" (shown
-	// unverified, allow_dynamic), "rejected" (left out of the tree).
+	// unverified, allow_dynamic), "pending" (held, but not in the tree
+	// until the user approves it: approval required), "rejected" (left out
+	// of the tree; a dynamic skill under approval: required is rejected
+	// with reason "not-approvable").
+
 	State  string `json:"state"`
 	Reason string `json:"reason,omitempty"`
 	Detail string `json:"detail,omitempty"`
@@ -154,6 +158,11 @@ type SkillInfo struct {
 	NestedIn string `json:"nested_in,omitempty"`
 	// Collisions are the other skills, in any origin, with the same name.
 	Collisions []string `json:"name_collisions,omitempty"`
+	// Approval is the skill's approval state when its origin requires
+	// approval: "approved", "pending" (never approved), "changed" (the
+	// entry differs from the approved one), "refused" (dynamic); "" when
+	// approval is not required.
+	Approval string `json:"approval,omitempty"`
 }
 
 // Index is the content of .skillfs/index.json.
@@ -194,6 +203,9 @@ func (m *generated) Index() Index {
 		failures := o.rd.failures.snapshot()
 		for _, sn := range t.skills {
 			idx.Skills = append(idx.Skills, o.skillInfo(t, sn, failures))
+		}
+		for _, h := range t.waiting {
+			idx.Skills = append(idx.Skills, o.waitingInfo(t, h))
 		}
 		for _, r := range t.rejected {
 			si := SkillInfo{Origin: label, URI: r.URI, State: "rejected", Reason: string(r.Reason), Detail: r.Detail}
@@ -277,6 +289,46 @@ func (o *branch) skillInfo(t *tree, sn *skillNode, failures map[string]failure) 
 		si.State = "failed"
 		si.Reason = last.reason
 	}
+	if o.approvals.required() {
+		si.Approval = approvalApproved
+	}
+	return si
+}
+
+// waitingInfo builds the index row of a skill held back for want of an
+// approval: everything from the entry as listed, nothing fetched.
+func (o *branch) waitingInfo(t *tree, h heldBack) SkillInfo {
+	s := h.sn.s
+	si := SkillInfo{
+		Origin:      o.cfg.Label,
+		URI:         h.sn.uri(),
+		Path:        joinPath(o.cfg.Label, h.sn.path),
+		Name:        s.Entry.Name(),
+		Description: s.Entry.Description(),
+		State:       "pending",
+		Source:      h.sn.source,
+		Files:       len(s.Files),
+		Approval:    h.state,
+	}
+	switch h.state {
+	case approvalRefused:
+		si.State, si.Reason, si.Detail = "rejected", ReasonNotApprovable, refusedDetail
+	case approvalChanged:
+		si.Reason = "changed since approved"
+		si.Detail = "the server's entry differs from the approved one; see skillfs pending"
+	default:
+		si.Reason = "not yet approved"
+		si.Detail = "approval is required for this server; see skillfs pending"
+	}
+	for _, fl := range s.Flags {
+		si.Flags = append(si.Flags, string(fl))
+	}
+	if outer := t.enclosing(h.sn.path); outer != nil {
+		si.NestedIn = joinPath(o.cfg.Label, outer.path)
+		si.Flags = append(si.Flags, "nested-skill")
+	}
+	slices.Sort(si.Flags)
+	si.Flags = slices.Compact(si.Flags)
 	return si
 }
 
@@ -385,8 +437,13 @@ func (m *generated) indexMarkdown() []byte {
 	for _, label := range f.labels {
 		fmt.Fprintf(&b, "\n## Server %s\n\n", mdCode(label))
 		n := 0
+		var waiting []SkillInfo
 		for _, s := range idx.Skills {
 			if s.Origin != label || s.State == "rejected" {
+				continue
+			}
+			if s.State == "pending" {
+				waiting = append(waiting, s)
 				continue
 			}
 			n++
@@ -394,6 +451,13 @@ func (m *generated) indexMarkdown() []byte {
 		}
 		if n == 0 {
 			b.WriteString("(no skills)\n")
+		}
+		if len(waiting) > 0 {
+			b.WriteString("\n### Waiting for approval (not in the mount)\n\n")
+			b.WriteString("These skills are not readable until the user approves them (`skillfs pending`, `skillfs approve`); do not ask for their content.\n\n")
+			for _, s := range waiting {
+				b.WriteString(skillLine(s))
+			}
 		}
 		if t := f.branches[label].cat.current(); t.withheld != "" {
 			fmt.Fprintf(&b, "\nNot shown: %s\n", mdText(t.withheld))

@@ -145,6 +145,10 @@ func (rd *reader) load(ctx context.Context, n *node) ([]byte, *node, error) {
 		return nil, n, rd.failures.record(n.path, first)
 	}
 	if fresh == nil {
+		if rd.cat.current().heldAt(n.path) {
+			return nil, n, rd.failures.record(n.path, &ReadError{Path: n.path, Reason: ReasonNotApproved,
+				Err: fmt.Errorf("%v; the server's current entry differs from the approved one, so the skill waits in skillfs pending", first)})
+		}
 		return nil, n, rd.failures.record(n.path, &ReadError{Path: n.path, Reason: ReasonRemoved,
 			Err: fmt.Errorf("%v; the server's current entry no longer lists the file", first)})
 	}

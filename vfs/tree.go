@@ -19,7 +19,16 @@ import (
 // A tree is one immutable snapshot of an origin's catalog as a file tree.
 type tree struct {
 	nodes  map[string]*node // origin-relative path → node; "" is the origin root
-	skills []*skillNode     // held skills, in catalog order
+	skills []*skillNode     // placed skills, in catalog order
+	// held are the skills held back from the tree for want of an approval
+	// (approval: required), with their approval state; order is every
+	// skill of the catalog, placed or held back, in catalog order.
+	waiting []heldBack
+	order   []*skillNode
+	// pendingDirs are the directories of held-back skills: directory reads
+	// must not bring them (or anything of theirs) back.
+	pendingDirs map[string]bool
+	byDir       map[string]*skillNode // every skill of order, by directory
 	// rejected are the entries left out of the tree, with the reason.
 	rejected []resolver.Rejection
 	// placement indexes the rejections buildTree added itself (skills
@@ -86,10 +95,21 @@ type checkResult struct {
 	flags  []string
 }
 
+// A heldBack skill is held in the catalog but not placed in the tree: it
+// waits for the user's approval ("pending", "changed") or cannot have one
+// ("refused": a dynamic skill).
+type heldBack struct {
+	sn    *skillNode
+	state string
+}
+
 type skillNode struct {
 	s      *verify.Skill
 	path   string // origin-relative path of the skill directory
 	source string // "list", "pin" or "get"
+	// approval is the skill's approval state when this tree was built (""
+	// when its origin does not require approval).
+	approval string
 }
 
 func (s *skillNode) uri() string { return s.s.URI.String() }
@@ -125,6 +145,15 @@ func inoVersion(label, p string, dir bool, v *fileVersion) uint64 {
 // is rejected with verify.Collision naming the skill already there; earlier
 // entries in the catalog keep their place.
 func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, now time.Time, confirmed map[string]bool) *tree {
+	return buildGated(label, cat, source, prev, now, confirmed, nil)
+}
+
+// buildGated is buildTree with an approval gate: admit returns a skill's
+// approval state, and only skills whose state is "" (not required) or
+// "approved" are placed. The others are held back whole — not one file of
+// theirs is placed, so a nested skill approved inside a pending one shows
+// exactly its own manifest. A nil admit places every skill.
+func buildGated(label string, cat *resolver.Catalog, source string, prev *tree, now time.Time, confirmed map[string]bool, admit func(*verify.Skill) string) *tree {
 	t := &tree{
 		nodes:     map[string]*node{"": {path: "", ino: inoFor(label, "", true), mtime: now}},
 		rejected:  slices.Clone(cat.Rejected),
@@ -149,6 +178,8 @@ func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, n
 			}
 		}
 	}
+	t.pendingDirs = map[string]bool{}
+	t.byDir = map[string]*skillNode{}
 	for _, s := range cat.Skills {
 		sn := &skillNode{s: s, path: s.Dir.Path(), source: "list"}
 		switch u := s.URI.String(); {
@@ -157,6 +188,16 @@ func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, n
 		case confirmed[u]:
 			sn.source = "get"
 		}
+		if admit != nil {
+			sn.approval = admit(s)
+			if st := sn.approval; st != "" && st != approvalApproved {
+				t.waiting = append(t.waiting, heldBack{sn: sn, state: st})
+				t.order = append(t.order, sn)
+				t.pendingDirs[sn.path] = true
+				t.byDir[sn.path] = sn
+				continue
+			}
+		}
 		if err := t.place(label, sn); err != nil {
 			t.placement = append(t.placement, len(t.rejected))
 			t.rejected = append(t.rejected, resolver.Rejection{URI: s.URI.String(), Reason: verify.Collision, Detail: err.Error()})
@@ -164,6 +205,8 @@ func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, n
 			continue
 		}
 		t.skills = append(t.skills, sn)
+		t.order = append(t.order, sn)
+		t.byDir[sn.path] = sn
 	}
 	for _, n := range t.nodes {
 		if n.isDir() {
@@ -305,6 +348,39 @@ func (t *tree) skillAt(p string) *skillNode {
 	}
 }
 
+// enclosing returns the innermost skill, placed or held back, whose
+// directory strictly contains p.
+func (t *tree) enclosing(p string) *skillNode {
+	if p == "" {
+		return nil
+	}
+	for p = parentOf(p); ; p = parentOf(p) {
+		if sn := t.byDir[p]; sn != nil {
+			return sn
+		}
+		if p == "" {
+			return nil
+		}
+	}
+}
+
+// heldAt reports whether p is, or is inside, the directory of a skill held
+// back for want of an approval, with no placed skill in between.
+func (t *tree) heldAt(p string) bool {
+	for {
+		if t.pendingDirs[p] {
+			return true
+		}
+		if n := t.nodes[p]; n != nil && n.skill != nil {
+			return false
+		}
+		if p == "" {
+			return false
+		}
+		p = parentOf(p)
+	}
+}
+
 // catalog returns the skills of the tree as a catalog, for rebuilding it
 // with one entry replaced and for saving it.
 func (t *tree) catalog() *resolver.Catalog {
@@ -313,7 +389,7 @@ func (t *tree) catalog() *resolver.Catalog {
 		return &c
 	}
 	c := &resolver.Catalog{Truncated: t.truncated, At: t.at, CacheScope: t.scope, Resources: t.resources, Bytes: t.bytes}
-	for _, sn := range t.skills {
+	for _, sn := range t.order {
 		c.Skills = append(c.Skills, sn.s)
 		if sn.source == "pin" {
 			if c.Pinned == nil {
@@ -363,6 +439,11 @@ func changes(old, new *tree) (files, dirs []string) {
 	// readdir then agree that it does not exist.
 	for p := range new.rejectedDirs {
 		if !old.rejectedDirs[p] && new.nodes[p] == nil {
+			dirs = append(dirs, p, parentOf(p))
+		}
+	}
+	for p := range new.pendingDirs {
+		if !old.pendingDirs[p] && new.nodes[p] == nil {
 			dirs = append(dirs, p, parentOf(p))
 		}
 	}
