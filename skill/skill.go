@@ -13,12 +13,12 @@ type Digest string
 
 // A Resource is one file of a skill's manifest.
 type Resource struct {
-	URI    string
-	Digest Digest
+	URI    string `json:"uri"`
+	Digest Digest `json:"digest"`
 	// Size is the declared byte length of the file. HasSize is false for
 	// entries from the older revision of the SEP, which carried no sizes.
-	Size    int64
-	HasSize bool
+	Size    int64 `json:"size"`
+	HasSize bool  `json:"has_size"`
 }
 
 // Manifest says which form an entry's "resources" field took on the wire.
