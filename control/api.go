@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/skillfs/skillfs/vfs"
 )
@@ -39,3 +40,14 @@ var ErrInvalid = errors.New("invalid request")
 
 // ErrNoMount is what Find returns when no mount is running.
 var ErrNoMount = errors.New("no skillfs mount is running (start one with `skillfs mount DIR`)")
+
+// NotFound is an error that Is vfs.ErrNotExist with a message of its own
+// (vfs.ErrNotExist's is the errno's "no such file or directory").
+func NotFound(format string, args ...any) error {
+	return &notFound{fmt.Sprintf(format, args...)}
+}
+
+type notFound struct{ msg string }
+
+func (e *notFound) Error() string        { return e.msg }
+func (e *notFound) Is(target error) bool { return target == vfs.ErrNotExist }

@@ -357,7 +357,7 @@ func (h *handler) checkLabel(label string) error {
 	}
 	labels := h.labels()
 	if !slices.Contains(labels, label) {
-		return fmt.Errorf("no server %q on this mount (servers: %s): %w", label, strings.Join(labels, ", "), vfs.ErrNotExist)
+		return NotFound("no server %q on this mount (servers: %s)", label, strings.Join(labels, ", "))
 	}
 	return nil
 }
