@@ -85,6 +85,12 @@ func serve(ctx context.Context, opts Options, uid int) (*Server, error) {
 		return nil, err
 	}
 	ln, err := net.Listen("unix", s.socket)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Another mount's Close removed the directory, empty, meanwhile.
+		if err = prepareDir(opts.Dir); err == nil {
+			ln, err = net.Listen("unix", s.socket)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
@@ -119,7 +125,8 @@ func serve(ctx context.Context, opts Options, uid int) (*Server, error) {
 // Socket is the socket's path.
 func (s *Server) Socket() string { return s.socket }
 
-// Close stops answering and removes the socket and the registration.
+// Close stops answering and removes the socket and the registration, and
+// the directory when they were the last in it.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.done)
@@ -127,6 +134,7 @@ func (s *Server) Close() error {
 		s.ln.Close() // in case Serve has not started yet
 		os.Remove(s.reg)
 		os.Remove(s.socket)
+		os.Remove(filepath.Dir(s.socket)) // only if no other mount is there
 	})
 	return nil
 }
