@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillfs/skillfs/control"
 	"github.com/skillfs/skillfs/store"
 )
 
@@ -80,6 +81,9 @@ func runCacheList(opts cacheOptions, out io.Writer) error {
 		return err
 	}
 	for _, id := range ids {
+		if id == control.RunDirName {
+			continue // the mounts' sockets, not a server's bytes
+		}
 		fmt.Fprintf(out, "%s\t%s\n", id, humanBytes(dirSize(filepath.Join(st.Root(), id))))
 	}
 	return nil
@@ -97,6 +101,9 @@ func runCacheRemove(opts cacheOptions, names []string, out io.Writer) error {
 	for _, name := range names {
 		removed := 0
 		for _, id := range ids {
+			if id == control.RunDirName {
+				continue
+			}
 			if id == name || labelOf(id) == name {
 				if err := st.Remove(id); err != nil {
 					return fmt.Errorf("remove %s: %w", id, err)

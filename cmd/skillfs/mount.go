@@ -165,6 +165,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err != nil {
 		return &exitError{code: exitMount, err: fmt.Errorf("%w%s", err, mountHint(err))}
 	}
+	defer startControl(ctx, v, mnt, opts, log)()
 	fmt.Fprintf(opts.ready, "skillfs: mounted %s (%s)\n", mnt, strings.Join(v.Labels(), ", "))
 	return serveMount(ctx, live, v, mnt, opts, log)
 }

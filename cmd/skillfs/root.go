@@ -35,6 +35,7 @@ nothing is fetched before it is read.`,
 		newUnmountCommand(),
 		newCacheCommand(),
 	)
+	root.AddCommand(newControlCommands()...)
 	return root
 }
 

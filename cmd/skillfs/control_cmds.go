@@ -1,0 +1,583 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillfs/skillfs/control"
+	"github.com/skillfs/skillfs/verify"
+)
+
+// controlOptions are the flags every command that talks to a running
+// mount shares.
+type controlOptions struct {
+	mount    string
+	json     bool
+	cacheDir string
+	origin   string // --origin LABEL: arguments are URIs of that server
+	out      io.Writer
+}
+
+func (o *controlOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.mount, "mount", "", "the mount to ask (`DIR`); needed when more than one is running")
+	f.BoolVar(&o.json, "json", false, "print JSON instead of a table")
+	f.StringVar(&o.cacheDir, "cache-dir", "", "the mount's --cache-dir, where its socket is when $XDG_RUNTIME_DIR is not set")
+}
+
+// client finds the mount to ask.
+func (o *controlOptions) client() (*control.Client, error) {
+	root, err := cacheRoot(o.cacheDir)
+	if err != nil {
+		root = "" // no HOME: only $XDG_RUNTIME_DIR can hold a socket
+	}
+	return control.Find(control.Dirs(root), o.mount)
+}
+
+// refs turns command-line arguments into skill references: URIs of
+// --origin, or mount-relative paths (an absolute path inside the mount, or
+// a path to the skill's SKILL.md, names the skill too).
+func (o *controlOptions) refs(c *control.Client, args []string) ([]control.SkillRef, error) {
+	var out []control.SkillRef
+	for _, a := range args {
+		if o.origin != "" {
+			out = append(out, control.SkillRef{Origin: o.origin, URI: a})
+			continue
+		}
+		if strings.Contains(a, "://") {
+			return nil, usageError(fmt.Errorf("%q is a URI: name its server with --origin LABEL, or give the skill's path (acme/billing/refunds)", a))
+		}
+		p := a
+		if filepath.IsAbs(p) {
+			rel, err := filepath.Rel(c.Mountpoint, p)
+			if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+				return nil, usageError(fmt.Errorf("%s is not inside the mount %s", p, c.Mountpoint))
+			}
+			p = rel
+		}
+		p = strings.TrimSuffix(strings.Trim(filepath.ToSlash(filepath.Clean(p)), "/"), "/SKILL.md")
+		out = append(out, control.SkillRef{Path: p})
+	}
+	return out, nil
+}
+
+// remote gives a mount's answer the exit code it deserves: a request the
+// mount calls invalid is a usage error.
+func remote(err error) error {
+	if errors.Is(err, control.ErrInvalid) {
+		return usageError(err)
+	}
+	return err
+}
+
+func (o *controlOptions) printJSON(v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(o.out, "%s\n", b)
+	return err
+}
+
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
+
+// cell renders text from a server for one table cell or line: hidden
+// characters, tabs and newlines in the <U+XXXX> notation, cut to max runes.
+func cell(s string, max int) string {
+	if s == "" {
+		return "-"
+	}
+	v := control.Visible([]byte(s))
+	v = strings.NewReplacer("\t", "<U+0009>", "\n", "<U+000A>").Replace(v)
+	if max > 0 && utf8.RuneCountInString(v) > max {
+		v = string([]rune(v)[:max-1]) + "…"
+	}
+	return v
+}
+
+func list(ss []string) string {
+	if len(ss) == 0 {
+		return "-"
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = cell(s, 0)
+	}
+	return strings.Join(out, ",")
+}
+
+func newControlCommands() []*cobra.Command {
+	return []*cobra.Command{
+		newStatusCommand(), newListCommand(), newInspectCommand(), newPendingCommand(),
+		newApproveCommand(), newRevokeCommand(), newGetCommand(),
+	}
+}
+
+// controlCommand builds a command that asks a running mount: run gets the
+// client and the arguments.
+func controlCommand(use, short, long string, args cobra.PositionalArgs, opts *controlOptions, run func(ctx context.Context, c *control.Client, args []string) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: use, Short: short, Long: long, Args: args,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.out = cmd.OutOrStdout()
+			c, err := opts.client()
+			if err != nil {
+				return err
+			}
+			return run(cmd.Context(), c, args)
+		},
+	}
+	opts.addFlags(cmd)
+	return cmd
+}
+
+func argsBetween(lo, hi int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < lo || (hi >= 0 && len(args) > hi) {
+			return usageError(fmt.Errorf("%s: %s (see `%s --help`)", cmd.CommandPath(), what, cmd.CommandPath()))
+		}
+		return nil
+	}
+}
+
+const findHelp = `The command asks a running mount: the one at --mount DIR, or the only one
+running. Add --json for JSON.`
+
+func newStatusCommand() *cobra.Command {
+	var opts controlOptions
+	return controlCommand("status", "Show a running mount's servers: state, skills, bytes fetched, last error", findHelp,
+		argsBetween(0, 0, "takes no arguments"), &opts,
+		func(ctx context.Context, c *control.Client, _ []string) error {
+			st, err := c.Status(ctx)
+			if err != nil {
+				return remote(err)
+			}
+			if opts.json {
+				return opts.printJSON(st)
+			}
+			return printStatus(opts.out, st)
+		})
+}
+
+func printStatus(w io.Writer, st control.StatusReport) error {
+	fmt.Fprintf(w, "mount    %s (pid %d, up %s)\n", st.Mount.Path, st.Mount.PID, st.Uptime)
+	fmt.Fprintf(w, "cache    %s (%s)\n", st.Mount.CacheDir, humanBytes(st.CacheBytes))
+	fmt.Fprintf(w, "version  %s\n\n", st.Version)
+	tw := newTable(w)
+	fmt.Fprintln(tw, "SERVER\tSTATE\tPROTOCOL\tAVAILABLE\tPENDING\tFAILED\tREJECTED\tFETCHED/BUDGET\tLAST ERROR")
+	for _, s := range st.Servers {
+		budget := "unlimited"
+		if s.Budget > 0 {
+			budget = humanBytes(s.Budget)
+		}
+		lastErr := "-"
+		if s.LastError != "" {
+			lastErr = fmt.Sprintf("%s ago: %s", time.Since(s.LastErrorAt).Round(time.Second), cell(s.LastError, 100))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s / %s\t%s\n", s.Label, s.State, cell(s.Protocol, 0),
+			s.Available, s.Pending, s.Failed, s.Rejected, humanBytes(s.BytesFetched), budget, lastErr)
+	}
+	return tw.Flush()
+}
+
+func newListCommand() *cobra.Command {
+	var opts controlOptions
+	return controlCommand("list [LABEL]", "List every skill of a running mount (or of one server): path, state, approval, flags", findHelp,
+		argsBetween(0, 1, "takes at most one server LABEL"), &opts,
+		func(ctx context.Context, c *control.Client, args []string) error {
+			label := ""
+			if len(args) == 1 {
+				label = args[0]
+			}
+			skills, err := c.Skills(ctx, label)
+			if err != nil {
+				return remote(err)
+			}
+			if opts.json {
+				return opts.printJSON(skills)
+			}
+			tw := newTable(opts.out)
+			fmt.Fprintln(tw, "PATH\tSTATE\tAPPROVAL\tFLAGS")
+			for _, s := range skills {
+				p := s.Path
+				if p == "" {
+					p = s.Origin + " " + s.URI
+				}
+				state := s.State
+				if s.Reason != "" {
+					state += " (" + s.Reason + ")"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(p, 0), cell(state, 60), cell(s.Approval, 0), list(s.Flags))
+			}
+			return tw.Flush()
+		})
+}
+
+// flagReasons say what each content flag means to the person approving.
+var flagReasons = map[string]string{
+	string(verify.FlagTagChars):         "invisible Unicode tag characters, known to hide instructions",
+	string(verify.FlagBidi):             "bidi controls: the text displays in another order than a model reads it",
+	string(verify.FlagZeroWidth):        "zero-width characters",
+	string(verify.FlagHTMLComment):      "an HTML comment: hidden when rendered, read by the model",
+	string(verify.FlagAllowedTools):     "asks for allowed-tools (ignored: the mount grants nothing)",
+	string(verify.FlagHooks):            "asks for hooks (ignored: the mount runs nothing)",
+	string(verify.FlagPermissions):      "a frontmatter field some hosts read as a grant of tools or permissions",
+	string(verify.FlagCommandExpansion): "a !`cmd` expansion some hosts run before the model sees the text",
+	"nested-skill":                      "inside another skill's directory: that skill's files include it",
+}
+
+type inspectOutput struct {
+	control.Inspection
+	SkillMD *string `json:"skill_md,omitempty"`
+}
+
+func newInspectCommand() *cobra.Command {
+	var opts controlOptions
+	var show bool
+	cmd := controlCommand("inspect [--show] PATH | --origin LABEL URI", "Describe one skill: entry, files with digests, flags, approval",
+		`Inspect describes one skill of a running mount, named by its mount-relative
+path (acme/billing/refunds) or by --origin LABEL and its SKILL.md URI.
+--show also prints SKILL.md, verified, with every invisible or control
+character written as <U+XXXX> (and bytes that are not UTF-8 as <0xNN>), so
+that you read all of what an agent would.
+
+`+findHelp,
+		argsBetween(1, 1, "needs one skill PATH (or --origin LABEL URI)"), &opts,
+		func(ctx context.Context, c *control.Client, args []string) error {
+			refs, err := opts.refs(c, args)
+			if err != nil {
+				return err
+			}
+			// SKILL.md first, so that the files table says it is verified.
+			var md *string
+			if show {
+				b, err := c.ShowSkillMD(ctx, refs[0])
+				if err != nil {
+					return remote(err)
+				}
+				v := control.Visible(b)
+				md = &v
+			}
+			ins, err := c.Inspect(ctx, refs[0])
+			if err != nil {
+				return remote(err)
+			}
+			out := inspectOutput{Inspection: ins, SkillMD: md}
+			if opts.json {
+				return opts.printJSON(out)
+			}
+			return printInspection(opts.out, out)
+		})
+	cmd.Flags().BoolVar(&show, "show", false, "also print SKILL.md (verified), invisible characters made visible")
+	cmd.Flags().StringVar(&opts.origin, "origin", "", "the argument is a URI of this server (`LABEL`)")
+	return cmd
+}
+
+func printInspection(w io.Writer, in inspectOutput) error {
+	s := in.Skill
+	tw := newTable(w)
+	fmt.Fprintf(tw, "skill\t%s\n", cell(s.Path, 0))
+	fmt.Fprintf(tw, "origin\t%s\n", s.Origin)
+	fmt.Fprintf(tw, "uri\t%s\n", cell(s.URI, 0))
+	fmt.Fprintf(tw, "name\t%s\n", cell(s.Name, 0))
+	fmt.Fprintf(tw, "description\t%s\n", cell(s.Description, 200))
+	state := s.State
+	if s.Reason != "" {
+		state += " (" + s.Reason + ")"
+	}
+	fmt.Fprintf(tw, "state\t%s\n", cell(state, 0))
+	if s.Detail != "" {
+		fmt.Fprintf(tw, "detail\t%s\n", cell(s.Detail, 200))
+	}
+	fmt.Fprintf(tw, "approval\t%s\n", approvalLine(in.Approval))
+	tw.Flush()
+	if a := in.Approval; a != nil && a.Bound != nil {
+		fmt.Fprintf(w, "bound to  origin %s (fingerprint %s), %s, %d files:\n", a.Bound.Origin, a.Bound.Fingerprint, cell(a.Bound.URI, 0), len(a.Bound.Resources))
+		for _, r := range a.Bound.Resources {
+			fmt.Fprintf(w, "  %s %s\n", r.Digest, cell(r.URI, 0))
+		}
+	}
+	if len(s.Flags) > 0 {
+		fmt.Fprintln(w, "\nflags:")
+		for _, f := range s.Flags {
+			reason := flagReasons[f]
+			if reason == "" {
+				reason = "see index.json"
+			}
+			fmt.Fprintf(w, "  %s: %s\n", cell(f, 0), reason)
+		}
+	}
+	fmt.Fprintln(w)
+	tw = newTable(w)
+	fmt.Fprintln(tw, "FILE\tSIZE\tDIGEST\tVERIFIED\tCACHED")
+	for _, f := range in.Files {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", cell(f.Path, 0), f.Size, cell(f.Digest, 0), yesNo(f.Verified), yesNo(f.Cached))
+	}
+	tw.Flush()
+	if len(in.Entry) > 0 && string(in.Entry) != "null" {
+		var pretty strings.Builder
+		var v any
+		if json.Unmarshal(in.Entry, &v) == nil {
+			b, _ := json.MarshalIndent(v, "", "  ")
+			pretty.Write(b)
+		} else {
+			pretty.Write(in.Entry)
+		}
+		fmt.Fprintf(w, "\nentry (as the server sent it):\n%s\n", control.Visible([]byte(pretty.String())))
+	}
+	if in.SkillMD != nil {
+		fmt.Fprintf(w, "\n----- SKILL.md (verified; <U+XXXX> is an invisible or control character) -----\n%s", *in.SkillMD)
+		if !strings.HasSuffix(*in.SkillMD, "\n") {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, "----- end of SKILL.md -----")
+	}
+	return nil
+}
+
+func approvalLine(a *control.ApprovalState) string {
+	switch {
+	case a == nil:
+		return "-"
+	case !a.Required:
+		return "not required"
+	case !a.At.IsZero():
+		return fmt.Sprintf("%s (approved %s)", a.State, a.At.Local().Format(time.RFC3339))
+	}
+	return a.State
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func newPendingCommand() *cobra.Command {
+	var opts controlOptions
+	return controlCommand("pending", "List the skills waiting for approval, new or changed, with what changed", findHelp,
+		argsBetween(0, 0, "takes no arguments"), &opts,
+		func(ctx context.Context, c *control.Client, _ []string) error {
+			ps, err := c.Pending(ctx)
+			if err != nil {
+				return remote(err)
+			}
+			if opts.json {
+				return opts.printJSON(ps)
+			}
+			if len(ps) == 0 {
+				fmt.Fprintln(opts.out, "no skills are waiting for approval")
+				return nil
+			}
+			return printPending(opts.out, ps)
+		})
+}
+
+func printPending(w io.Writer, ps []control.Pending) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "PATH\tKIND\tFLAGS\tCHANGE")
+	for _, p := range ps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(p.Skill.Path, 0), pendingKind(p), list(p.Skill.Flags), changeLine(p.Changed))
+	}
+	return tw.Flush()
+}
+
+func pendingKind(p control.Pending) string {
+	if p.Changed == nil {
+		return "new"
+	}
+	return "changed"
+}
+
+// changeLine: +added -removed ~changed, and the frontmatter fields.
+func changeLine(c *control.ApprovalChange) string {
+	if c == nil {
+		return "-"
+	}
+	var parts []string
+	for _, f := range c.Added {
+		parts = append(parts, "+"+cell(f, 0))
+	}
+	for _, f := range c.Removed {
+		parts = append(parts, "-"+cell(f, 0))
+	}
+	for _, f := range c.Changed {
+		parts = append(parts, "~"+cell(f, 0))
+	}
+	if len(c.Frontmatter) > 0 {
+		parts = append(parts, "frontmatter: "+list(c.Frontmatter))
+	}
+	return strings.Join(parts, " ")
+}
+
+type approveOptions struct {
+	controlOptions
+	all string
+	yes bool
+	in  io.Reader
+	// terminal reports whether in is a terminal a person answers on.
+	terminal func() bool
+}
+
+func newApproveCommand() *cobra.Command {
+	var opts approveOptions
+	cmd := controlCommand("approve PATH... | --all LABEL | --origin LABEL URI...", "Approve skills waiting in `skillfs pending`; they appear in the mount at once",
+		`Approve shows what it is about to approve and asks on the terminal; --yes
+approves without asking (for scripts; needed when stdin is not a terminal).
+An approval binds the skill's server and every file's digest as held now:
+if the server changes any of it, the skill waits in `+"`skillfs pending`"+` again.
+
+`+findHelp,
+		func(cmd *cobra.Command, args []string) error {
+			if (opts.all == "") == (len(args) == 0) {
+				return usageError(fmt.Errorf("approve needs skill PATHs or --all LABEL (see `skillfs approve --help`)"))
+			}
+			return nil
+		}, &opts.controlOptions,
+		func(ctx context.Context, c *control.Client, args []string) error {
+			return runApprove(ctx, c, opts, args)
+		})
+	cmd.Flags().StringVar(&opts.all, "all", "", "approve every pending skill of this server (`LABEL`)")
+	cmd.Flags().BoolVarP(&opts.yes, "yes", "y", false, "do not ask")
+	cmd.Flags().StringVar(&opts.origin, "origin", "", "the arguments are URIs of this server (`LABEL`)")
+	opts.in = os.Stdin
+	opts.terminal = func() bool { return isTerminal(os.Stdin) }
+	return cmd
+}
+
+func runApprove(ctx context.Context, c *control.Client, opts approveOptions, args []string) error {
+	refs, err := opts.refs(c, args)
+	if err != nil {
+		return err
+	}
+	if !opts.yes {
+		if !opts.terminal() {
+			return usageError(errors.New("approve asks before approving and stdin is not a terminal: pass --yes to approve without asking"))
+		}
+		n, err := showApproval(ctx, c, opts, refs)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			fmt.Fprintln(opts.out, "nothing to approve")
+			return nil
+		}
+		fmt.Fprintf(opts.out, "Approve %d skills? [y/N] ", n)
+		answer, _ := bufio.NewReader(opts.in).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			fmt.Fprintln(opts.out, "not approved")
+			return nil
+		}
+	}
+	var done []control.Skill
+	if opts.all != "" {
+		done, err = c.ApproveAll(ctx, opts.all)
+	} else {
+		done, err = c.Approve(ctx, refs)
+	}
+	if err != nil {
+		return remote(err)
+	}
+	if opts.json {
+		return opts.printJSON(done)
+	}
+	for _, s := range done {
+		fmt.Fprintf(opts.out, "approved %s (%s)\n", cell(s.Path, 0), cell(s.Approval, 0))
+	}
+	return nil
+}
+
+// showApproval prints what approving would approve and returns how many
+// skills that is.
+func showApproval(ctx context.Context, c *control.Client, opts approveOptions, refs []control.SkillRef) (int, error) {
+	ps, err := c.Pending(ctx)
+	if err != nil {
+		return 0, remote(err)
+	}
+	var chosen []control.Pending
+	for _, p := range ps {
+		if opts.all != "" && p.Skill.Origin == opts.all {
+			chosen = append(chosen, p)
+		}
+		for _, r := range refs {
+			if (r.Path != "" && r.Path == p.Skill.Path) || (r.Path == "" && r.Origin == p.Skill.Origin && r.URI == p.Skill.URI) {
+				chosen = append(chosen, p)
+			}
+		}
+	}
+	if len(chosen) < len(refs) {
+		fmt.Fprintf(opts.out, "%d of the skills named are not waiting for approval (see `skillfs pending`)\n", len(refs)-len(chosen))
+	}
+	if len(chosen) > 0 {
+		fmt.Fprintln(opts.out, "These skills will be approved as the server holds them now (see `skillfs inspect --show PATH`):")
+		printPending(opts.out, chosen)
+	}
+	return len(chosen), nil
+}
+
+func newRevokeCommand() *cobra.Command {
+	var opts controlOptions
+	cmd := controlCommand("revoke PATH... | --origin LABEL URI...", "Revoke approvals; the skills leave the mount at once", findHelp,
+		argsBetween(1, -1, "needs skill PATHs"), &opts,
+		func(ctx context.Context, c *control.Client, args []string) error {
+			refs, err := opts.refs(c, args)
+			if err != nil {
+				return err
+			}
+			done, err := c.Revoke(ctx, refs)
+			if err != nil {
+				return remote(err)
+			}
+			if opts.json {
+				return opts.printJSON(done)
+			}
+			for _, s := range done {
+				fmt.Fprintf(opts.out, "revoked %s\n", cell(s.Path, 0))
+			}
+			return nil
+		})
+	cmd.Flags().StringVar(&opts.origin, "origin", "", "the arguments are URIs of this server (`LABEL`)")
+	return cmd
+}
+
+func newGetCommand() *cobra.Command {
+	var opts controlOptions
+	cmd := controlCommand("get --origin LABEL URI", "Add a skill the server does not list, confirmed with skills/get, to the running mount",
+		`Get asks the server for one skill by its SKILL.md URI (skills/get), checks the
+entry and adds the skill to the mount without editing the config or
+remounting. To keep it across restarts, add the URI to the server's pin list.
+
+`+findHelp,
+		func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 || opts.origin == "" {
+				return usageError(errors.New("get needs --origin LABEL and one SKILL.md URI (example: skillfs get --origin acme skill://billing/refunds/SKILL.md)"))
+			}
+			return nil
+		}, &opts,
+		func(ctx context.Context, c *control.Client, args []string) error {
+			s, err := c.Get(ctx, opts.origin, args[0])
+			if err != nil {
+				return remote(err)
+			}
+			if opts.json {
+				return opts.printJSON(s)
+			}
+			fmt.Fprintf(opts.out, "added %s (%s)\n", cell(s.Path, 0), cell(s.URI, 0))
+			return nil
+		})
+	cmd.Flags().StringVar(&opts.origin, "origin", "", "the server to ask (`LABEL`)")
+	return cmd
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skillfs/skillfs/control"
+	"github.com/skillfs/skillfs/vfs"
+)
+
+// pendingAPI has one pending skill per label and records approvals.
+type pendingAPI struct {
+	controlAPI
+	approved []control.SkillRef
+}
+
+func (p *pendingAPI) Status() vfs.Status {
+	return vfs.Status{Origins: []vfs.OriginStatus{{Label: "acme"}}}
+}
+func (p *pendingAPI) Skills() []vfs.SkillInfo { return nil }
+func (p *pendingAPI) Pending() []control.Pending {
+	return []control.Pending{
+		{Skill: vfs.SkillInfo{Origin: "acme", Path: "acme/new", Flags: []string{"hooks"}}},
+		{Skill: vfs.SkillInfo{Origin: "acme", Path: "acme/changed"}, Changed: &control.ApprovalChange{Added: []string{"b.md"}, Changed: []string{"SKILL.md"}, Frontmatter: []string{"description"}}},
+	}
+}
+func (p *pendingAPI) Approve(refs []control.SkillRef) ([]vfs.SkillInfo, error) {
+	p.approved = append(p.approved, refs...)
+	var out []vfs.SkillInfo
+	for _, r := range refs {
+		out = append(out, vfs.SkillInfo{Path: r.Path})
+	}
+	return out, nil
+}
+
+func TestApproveAsksOnTheTerminal(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	api := &pendingAPI{}
+	srv, err := control.Serve(context.Background(), control.Options{Dir: dir, Mount: control.MountInfo{Path: "/m"}, API: api})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c, err := control.Find([]string{dir}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		answer   string
+		approved int
+		want     string
+	}{
+		{"n\n", 0, "not approved"},
+		{"\n", 0, "not approved"},
+		{"y\n", 2, "approved acme/new"},
+	} {
+		api.approved = nil
+		var out bytes.Buffer
+		opts := approveOptions{controlOptions: controlOptions{out: &out}, in: strings.NewReader(tc.answer), terminal: func() bool { return true }}
+		if err := runApprove(context.Background(), c, opts, []string{"acme/new", "/m/acme/changed/SKILL.md"}); err != nil {
+			t.Fatal(err)
+		}
+		got := out.String()
+		for _, w := range []string{"acme/new", "new", "hooks", "acme/changed", "+b.md ~SKILL.md frontmatter: description", "Approve 2 skills? [y/N] ", tc.want} {
+			if !strings.Contains(got, w) {
+				t.Errorf("answer %q: output lacks %q:\n%s", tc.answer, w, got)
+			}
+		}
+		if len(api.approved) != tc.approved {
+			t.Errorf("answer %q: approved %v", tc.answer, api.approved)
+		}
+	}
+	if api.approved[1].Path != "acme/changed" {
+		t.Errorf("an absolute path to SKILL.md became %+v", api.approved[1])
+	}
+	var out bytes.Buffer
+	opts := approveOptions{controlOptions: controlOptions{out: &out}, terminal: func() bool { return false }}
+	err = runApprove(context.Background(), c, opts, []string{"acme/new"})
+	if exitCode(err) != exitUsage || !strings.Contains(err.Error(), "pass --yes") {
+		t.Errorf("without a terminal: %v", err)
+	}
+}
+
+func TestCellMakesServerTextOneLine(t *testing.T) {
+	if got := cell("a\tb\nc\u202e", 0); got != "a<U+0009>b<U+000A>c<U+202E>" {
+		t.Errorf("cell = %q", got)
+	}
+	if got := cell("", 0); got != "-" {
+		t.Errorf("empty cell = %q", got)
+	}
+}

@@ -1,0 +1,271 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/skillfs/skillfs/vfs"
+)
+
+// A Client talks to one running mount.
+type Client struct {
+	// Mountpoint is the mount's path, PID its daemon's.
+	Mountpoint string
+	PID        int
+	Socket     string
+	Started    time.Time
+	http       *http.Client
+}
+
+// Skill is one skill as the control endpoint reports it: an index.json row
+// and its approval ("approved", "pending", "changed", "refused", or empty
+// when approval is not required).
+//
+// Approval sits beside vfs.SkillInfo until the core's SkillInfo carries
+// it; the outer field wins in encoding/json either way.
+type Skill struct {
+	vfs.SkillInfo
+	Approval string `json:"approval,omitempty"`
+}
+
+// A RemoteError is a request the mount answered with an error.
+type RemoteError struct {
+	Status  int // HTTP status: 404 not found, 400 bad input, 500 otherwise
+	Message string
+}
+
+func (e *RemoteError) Error() string { return e.Message }
+
+// Is makes a 404 match vfs.ErrNotExist and a 400 ErrInvalid.
+func (e *RemoteError) Is(target error) bool {
+	switch e.Status {
+	case http.StatusNotFound:
+		return target == vfs.ErrNotExist
+	case http.StatusBadRequest:
+		return target == ErrInvalid
+	}
+	return false
+}
+
+// Find returns a client for the mount at mountDir, or for the only mount
+// running when mountDir is empty, looking in dirs (Dirs). Registrations of
+// daemons that are gone are removed on the way.
+func Find(dirs []string, mountDir string) (*Client, error) {
+	live := running(dirs)
+	var want string
+	if mountDir != "" {
+		abs, err := filepath.Abs(mountDir)
+		if err != nil {
+			return nil, err
+		}
+		want = canonical(abs)
+	}
+	var paths []string
+	for _, r := range live {
+		paths = append(paths, r.Mountpoint)
+		if want != "" && canonical(r.Mountpoint) == want {
+			return newClient(r), nil
+		}
+	}
+	slices.Sort(paths)
+	switch {
+	case want != "" && len(live) == 0:
+		return nil, fmt.Errorf("no skillfs mount is running at %s (start one with `skillfs mount %s`): %w", mountDir, mountDir, ErrNoMount)
+	case want != "":
+		return nil, fmt.Errorf("no skillfs mount is running at %s (running: %s)", mountDir, strings.Join(paths, ", "))
+	case len(live) == 0:
+		return nil, ErrNoMount
+	case len(live) > 1:
+		return nil, fmt.Errorf("%d skillfs mounts are running (%s): choose one with --mount DIR", len(live), strings.Join(paths, ", "))
+	}
+	return newClient(live[0]), nil
+}
+
+// Running lists the mounts registered in dirs whose daemons answer.
+func Running(dirs []string) []string {
+	var out []string
+	for _, r := range running(dirs) {
+		out = append(out, r.Mountpoint)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func running(dirs []string) []registration {
+	var out []registration
+	seen := map[string]bool{}
+	for _, dir := range dirs {
+		dir = filepath.Clean(dir)
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		names, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		for _, name := range names {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				continue
+			}
+			var r registration
+			if json.Unmarshal(b, &r) != nil || r.Socket == "" || r.Mountpoint == "" {
+				continue
+			}
+			switch answers(r) {
+			case alive:
+				out = append(out, r)
+			case gone:
+				os.Remove(r.Socket)
+				os.Remove(name)
+			}
+		}
+	}
+	return out
+}
+
+type liveness int
+
+const (
+	alive liveness = iota
+	gone
+	unsure // the socket is there but did not answer: left alone
+)
+
+// answers reports whether a registered daemon is still there.
+func answers(r registration) liveness {
+	if r.PID > 0 {
+		if err := syscall.Kill(r.PID, 0); errors.Is(err, syscall.ESRCH) {
+			return gone
+		}
+	}
+	c, err := net.DialTimeout("unix", r.Socket, 5*time.Second)
+	if err == nil {
+		c.Close()
+		return alive
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fs.ErrNotExist) {
+		return gone
+	}
+	return unsure
+}
+
+// canonical is p with the symbolic links of its parent resolved (the
+// mountpoint itself is not touched: a hung mount must not hang a client).
+func canonical(p string) string {
+	p = filepath.Clean(p)
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(dir, filepath.Base(p))
+	}
+	return p
+}
+
+func newClient(r registration) *Client {
+	sock := r.Socket
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		},
+		DisableKeepAlives: true,
+	}
+	return &Client{Mountpoint: r.Mountpoint, PID: r.PID, Socket: sock, Started: r.Started, http: &http.Client{Transport: tr}}
+}
+
+// call posts req to the endpoint and decodes the answer into resp.
+func (c *Client) call(ctx context.Context, endpoint string, req, resp any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://skillfs/v1/"+endpoint, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	res, err := c.http.Do(hr)
+	if err != nil {
+		return fmt.Errorf("ask the mount at %s: %w", c.Mountpoint, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("ask the mount at %s: %w", c.Mountpoint, err)
+	}
+	if res.StatusCode != http.StatusOK {
+		var eb errorBody
+		if json.Unmarshal(b, &eb) != nil || eb.Error == "" {
+			eb.Error = fmt.Sprintf("the mount at %s answered %s", c.Mountpoint, res.Status)
+		}
+		return &RemoteError{Status: res.StatusCode, Message: eb.Error}
+	}
+	if err := json.Unmarshal(b, resp); err != nil {
+		return fmt.Errorf("the mount at %s answered: %w", c.Mountpoint, err)
+	}
+	return nil
+}
+
+// Status reports the mount and every server.
+func (c *Client) Status(ctx context.Context) (StatusReport, error) {
+	var r StatusReport
+	return r, c.call(ctx, "status", struct{}{}, &r)
+}
+
+// Skills lists every skill, or those of one server.
+func (c *Client) Skills(ctx context.Context, label string) ([]Skill, error) {
+	var r []Skill
+	return r, c.call(ctx, "skills", labelRequest{Origin: label}, &r)
+}
+
+// Inspect describes one skill.
+func (c *Client) Inspect(ctx context.Context, ref SkillRef) (Inspection, error) {
+	var r Inspection
+	return r, c.call(ctx, "inspect", ref, &r)
+}
+
+// ShowSkillMD returns the verified bytes of a skill's SKILL.md.
+func (c *Client) ShowSkillMD(ctx context.Context, ref SkillRef) ([]byte, error) {
+	var r showResponse
+	return r.Content, c.call(ctx, "show", ref, &r)
+}
+
+// Pending lists the skills waiting for approval.
+func (c *Client) Pending(ctx context.Context) ([]Pending, error) {
+	var r []Pending
+	return r, c.call(ctx, "pending", struct{}{}, &r)
+}
+
+// Approve approves skills as the mount holds them now.
+func (c *Client) Approve(ctx context.Context, refs []SkillRef) ([]Skill, error) {
+	var r []Skill
+	return r, c.call(ctx, "approve", refsRequest{Refs: refs}, &r)
+}
+
+// ApproveAll approves every pending skill of one server.
+func (c *Client) ApproveAll(ctx context.Context, label string) ([]Skill, error) {
+	var r []Skill
+	return r, c.call(ctx, "approve-all", labelRequest{Origin: label}, &r)
+}
+
+// Revoke removes approvals.
+func (c *Client) Revoke(ctx context.Context, refs []SkillRef) ([]Skill, error) {
+	var r []Skill
+	return r, c.call(ctx, "revoke", refsRequest{Refs: refs}, &r)
+}
+
+// Get confirms an unlisted skill and adds it to the tree.
+func (c *Client) Get(ctx context.Context, label, uri string) (Skill, error) {
+	var r Skill
+	return r, c.call(ctx, "get", getRequest{Origin: label, URI: uri}, &r)
+}

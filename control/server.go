@@ -1,0 +1,445 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skillfs/skillfs/vfs"
+)
+
+// Options configure Serve.
+type Options struct {
+	// Dir is the directory the socket goes in (the first of Dirs).
+	Dir   string
+	Mount MountInfo
+	API   API
+	// Logger defaults to a discard handler.
+	Logger *slog.Logger
+}
+
+// A Server answers one mount's control requests until Close.
+type Server struct {
+	socket, reg string
+	http        *http.Server
+	ln          net.Listener
+	log         *slog.Logger
+	closeOnce   sync.Once
+	done        chan struct{}
+}
+
+// registration is the file a Server writes beside its socket.
+type registration struct {
+	Mountpoint string    `json:"mountpoint"`
+	PID        int       `json:"pid"`
+	Socket     string    `json:"socket"`
+	Started    time.Time `json:"started"`
+}
+
+// maxRequest bounds a request body: a list of refs, never file contents.
+const maxRequest = 1 << 20
+
+// Serve starts answering for opts.Mount on a socket in opts.Dir and
+// registers it there. It stops when ctx ends or on Close.
+func Serve(ctx context.Context, opts Options) (*Server, error) {
+	return serve(ctx, opts, os.Getuid())
+}
+
+// serve is Serve admitting peers of uid only (tests pass another).
+func serve(ctx context.Context, opts Options, uid int) (*Server, error) {
+	if opts.API == nil || opts.Mount.Path == "" {
+		return nil, errors.New("control: Serve needs an API and a mount path")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Mount.PID == 0 {
+		opts.Mount.PID = os.Getpid()
+	}
+	if opts.Mount.Started.IsZero() {
+		opts.Mount.Started = time.Now()
+	}
+	if err := prepareDir(opts.Dir); err != nil {
+		return nil, err
+	}
+	name := baseName(opts.Mount.Path)
+	s := &Server{
+		socket: filepath.Join(opts.Dir, name+".sock"),
+		reg:    filepath.Join(opts.Dir, name+".json"),
+		log:    opts.Logger,
+		done:   make(chan struct{}),
+	}
+	if err := clearSocket(s.socket, opts.Mount.Path); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("unix", s.socket)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Another mount's Close removed the directory, empty, meanwhile.
+		if err = prepareDir(opts.Dir); err == nil {
+			ln, err = net.Listen("unix", s.socket)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	// The directory is 0700, so no one else could reach the socket between
+	// bind and chmod.
+	if err := os.Chmod(s.socket, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	reg := registration{Mountpoint: opts.Mount.Path, PID: opts.Mount.PID, Socket: s.socket, Started: opts.Mount.Started}
+	if err := writeAtomic(s.reg, reg); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("control registration: %w", err)
+	}
+	s.ln = ln
+	h := &handler{api: opts.API, mount: opts.Mount, log: opts.Logger}
+	s.http = &http.Server{Handler: h.mux(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug)}
+	go func() {
+		s.http.Serve(&peerListener{Listener: ln, uid: uid, log: opts.Logger})
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.Close()
+		case <-s.done:
+		}
+	}()
+	opts.Logger.Debug("control endpoint listening", "path", s.socket)
+	return s, nil
+}
+
+// Socket is the socket's path.
+func (s *Server) Socket() string { return s.socket }
+
+// Close stops answering and removes the socket and the registration, and
+// the directory when they were the last in it.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		s.http.Close()
+		s.ln.Close() // in case Serve has not started yet
+		os.Remove(s.reg)
+		os.Remove(s.socket)
+		os.Remove(filepath.Dir(s.socket)) // only if no other mount is there
+	})
+	return nil
+}
+
+// clearSocket removes a socket left at path by a daemon that died, and
+// refuses if one still answers there.
+func clearSocket(path, mountpoint string) error {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return fmt.Errorf("another skillfs already answers for %s at %s", mountpoint, path)
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("remove stale control socket: %w", err)
+	}
+	return nil
+}
+
+func writeAtomic(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".reg-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// peerListener admits only connections from processes of uid.
+type peerListener struct {
+	net.Listener
+	uid int
+	log *slog.Logger
+}
+
+func (l *peerListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		uid, err := peerUID(c)
+		if err == nil && uid == l.uid {
+			return c, nil
+		}
+		l.log.Warn("control: refused a connection from another user", "uid", uid, "err", err)
+		c.Close()
+	}
+}
+
+type handler struct {
+	api   API
+	mount MountInfo
+	log   *slog.Logger
+}
+
+// Requests of the endpoints that take arguments.
+type (
+	labelRequest struct {
+		Origin string `json:"origin,omitempty"`
+	}
+	refsRequest struct {
+		Refs []SkillRef `json:"refs"`
+	}
+	getRequest struct {
+		Origin string `json:"origin"`
+		URI    string `json:"uri"`
+	}
+	// ShowResponse carries SKILL.md's verified bytes.
+	showResponse struct {
+		Content []byte `json:"content"`
+	}
+)
+
+func (h *handler) mux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.Handle("POST /v1/status", endpoint(h, func(ctx context.Context, _ struct{}) (StatusReport, error) {
+		return h.status(), nil
+	}))
+	m.Handle("POST /v1/skills", endpoint(h, func(ctx context.Context, r labelRequest) ([]vfs.SkillInfo, error) {
+		return h.skills(r.Origin)
+	}))
+	m.Handle("POST /v1/inspect", endpoint(h, func(ctx context.Context, r SkillRef) (Inspection, error) {
+		if err := checkRef(r); err != nil {
+			return Inspection{}, err
+		}
+		return h.api.Inspect(ctx, r)
+	}))
+	m.Handle("POST /v1/show", endpoint(h, func(ctx context.Context, r SkillRef) (showResponse, error) {
+		if err := checkRef(r); err != nil {
+			return showResponse{}, err
+		}
+		b, err := h.api.ShowSkillMD(ctx, r)
+		return showResponse{Content: b}, err
+	}))
+	m.Handle("POST /v1/pending", endpoint(h, func(ctx context.Context, _ struct{}) ([]Pending, error) {
+		return nonNil(h.api.Pending()), nil
+	}))
+	m.Handle("POST /v1/approve", endpoint(h, func(ctx context.Context, r refsRequest) ([]vfs.SkillInfo, error) {
+		if err := checkRefs(r.Refs); err != nil {
+			return nil, err
+		}
+		return h.api.Approve(r.Refs)
+	}))
+	m.Handle("POST /v1/approve-all", endpoint(h, func(ctx context.Context, r labelRequest) ([]vfs.SkillInfo, error) {
+		if err := h.checkLabel(r.Origin); err != nil {
+			return nil, err
+		}
+		return h.api.ApproveAll(r.Origin)
+	}))
+	m.Handle("POST /v1/revoke", endpoint(h, func(ctx context.Context, r refsRequest) ([]vfs.SkillInfo, error) {
+		if err := checkRefs(r.Refs); err != nil {
+			return nil, err
+		}
+		return h.api.Revoke(r.Refs)
+	}))
+	m.Handle("POST /v1/get", endpoint(h, func(ctx context.Context, r getRequest) (vfs.SkillInfo, error) {
+		if r.URI == "" {
+			return vfs.SkillInfo{}, fmt.Errorf("%w: get needs a URI", ErrInvalid)
+		}
+		if err := h.checkLabel(r.Origin); err != nil {
+			return vfs.SkillInfo{}, err
+		}
+		return h.api.Get(ctx, r.Origin, r.URI)
+	}))
+	return m
+}
+
+// endpoint adapts fn to an HTTP handler: the body decoded into Req, the
+// result or the error encoded as JSON.
+func endpoint[Req, Resp any](h *handler, fn func(context.Context, Req) (Resp, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req Req
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
+		switch {
+		case err != nil:
+			h.fail(w, r, err)
+			return
+		case len(body) > maxRequest:
+			h.fail(w, r, fmt.Errorf("%w: request over %d bytes", ErrInvalid, maxRequest))
+			return
+		case len(strings.TrimSpace(string(body))) > 0:
+			if err := json.Unmarshal(body, &req); err != nil {
+				h.fail(w, r, fmt.Errorf("%w: %v", ErrInvalid, err))
+				return
+			}
+		}
+		resp, err := fn(r.Context(), req)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, resp)
+	})
+}
+
+// errorBody is the body of every failed request.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	code := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, vfs.ErrNotExist), errors.Is(err, fs.ErrNotExist):
+		code = http.StatusNotFound
+	case errors.Is(err, ErrInvalid):
+		code = http.StatusBadRequest
+	}
+	h.log.Debug("control request failed", "op", r.URL.Path, "err", err)
+	writeJSON(w, code, errorBody{Error: err.Error()})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		b, _ = json.Marshal(errorBody{Error: err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
+
+func checkRef(r SkillRef) error {
+	if r.Path == "" && (r.Origin == "" || r.URI == "") {
+		return fmt.Errorf("%w: name a skill by its path (acme/billing/refunds) or by --origin LABEL and its URI", ErrInvalid)
+	}
+	return nil
+}
+
+func checkRefs(refs []SkillRef) error {
+	if len(refs) == 0 {
+		return fmt.Errorf("%w: no skill named", ErrInvalid)
+	}
+	for _, r := range refs {
+		if err := checkRef(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *handler) labels() []string {
+	var out []string
+	for _, o := range h.api.Status().Origins {
+		out = append(out, o.Label)
+	}
+	return out
+}
+
+// checkLabel reports a label the mount does not serve.
+func (h *handler) checkLabel(label string) error {
+	if label == "" {
+		return fmt.Errorf("%w: no server named", ErrInvalid)
+	}
+	labels := h.labels()
+	if !slices.Contains(labels, label) {
+		return NotFound("no server %q on this mount (servers: %s)", label, strings.Join(labels, ", "))
+	}
+	return nil
+}
+
+func (h *handler) skills(label string) ([]vfs.SkillInfo, error) {
+	if label != "" {
+		if err := h.checkLabel(label); err != nil {
+			return nil, err
+		}
+	}
+	out := []vfs.SkillInfo{}
+	for _, s := range h.api.Skills() {
+		if label == "" || s.Origin == label {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func (h *handler) status() StatusReport {
+	st := h.api.Status()
+	pending := map[string]int{}
+	for _, p := range h.api.Pending() {
+		pending[p.Skill.Origin]++
+	}
+	avail, failed := map[string]int{}, map[string]int{}
+	for _, s := range h.api.Skills() {
+		switch s.State {
+		case "available", "dynamic":
+			avail[s.Origin]++
+		case "failed":
+			failed[s.Origin]++
+		}
+	}
+	rep := StatusReport{
+		Mount:      h.mount,
+		Uptime:     time.Since(h.mount.Started).Round(time.Second).String(),
+		CacheBytes: cacheSize(h.mount.CacheDir),
+		Version:    st.Version,
+		Servers:    []ServerStatus{},
+		Cache:      st.Cache,
+	}
+	for _, o := range st.Origins {
+		rep.Servers = append(rep.Servers, ServerStatus{OriginStatus: o, Available: avail[o.Label], Pending: pending[o.Label], Failed: failed[o.Label]})
+	}
+	return rep
+}
+
+// cacheSize is the bytes of files under the cache directory, its sockets
+// aside.
+func cacheSize(dir string) int64 {
+	if dir == "" {
+		return 0
+	}
+	var n int64
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil
+		case d.IsDir() && p == filepath.Join(dir, RunDirName):
+			return filepath.SkipDir
+		case d.Type().IsRegular():
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
