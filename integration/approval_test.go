@@ -138,7 +138,9 @@ func skillfsCmd(t *testing.T, m *mount, args ...string) (string, error) {
 	if out, err := exec.Command(skillfsBin, "approve", "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "Usage:\n  skillfs approve") {
 		t.Skip("needs the control commands (skillfs approve, pending, revoke)")
 	}
-	cmd := exec.Command(skillfsBin, append([]string{args[0], "--mount", m.Dir}, args[1:]...)...)
+	// The mount registers its control socket under $XDG_RUNTIME_DIR or, when
+	// that is unset, under its cache directory: name both.
+	cmd := exec.Command(skillfsBin, append([]string{args[0], "--mount", m.Dir, "--cache-dir", m.Cache}, args[1:]...)...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -147,7 +149,7 @@ func TestApprovalApproveChangeRevoke(t *testing.T) {
 	bothTransports(t, func(t *testing.T, transport string) {
 		s := mountRequired(t, transport)
 		m := s.m
-		if out, err := skillfsCmd(t, m, "approve", "local/alpha"); err != nil {
+		if out, err := skillfsCmd(t, m, "approve", "--yes", "local/alpha"); err != nil {
 			t.Fatalf("skillfs approve: %v\n%s", err, out)
 		}
 		if r := reads(t, s.accessLog); len(r) != 0 {
@@ -189,7 +191,7 @@ func TestApprovalApproveChangeRevoke(t *testing.T) {
 		if err != nil || !strings.Contains(out, "local/alpha") || !strings.Contains(out, "refs/a.md") {
 			t.Errorf("skillfs pending after the change: %v\n%s", err, out)
 		}
-		if out, err := skillfsCmd(t, m, "approve", "local/alpha"); err != nil {
+		if out, err := skillfsCmd(t, m, "approve", "--yes", "local/alpha"); err != nil {
 			t.Fatalf("re-approve: %v\n%s", err, out)
 		}
 		if got, err := os.ReadFile(a); err != nil || string(got) != "changed by the server\n" {
@@ -204,21 +206,32 @@ func TestApprovalApproveChangeRevoke(t *testing.T) {
 	})
 }
 
-// Approvals survive a restart of the mount, and `skillfs cache rm LABEL`
-// removes them.
+// Approvals survive a restart of the mount, are not inherited by a label
+// pointed at another server, and `skillfs cache rm LABEL` removes them.
 func TestApprovalSurvivesRestartAndCacheRm(t *testing.T) {
 	s := mountRequired(t, "stdio")
 	m := s.m
-	if out, err := skillfsCmd(t, m, "approve", "local/alpha"); err != nil {
+	if out, err := skillfsCmd(t, m, "approve", "--yes", "local/alpha"); err != nil {
 		t.Fatalf("skillfs approve: %v\n%s", err, out)
 	}
 	m.Stop(t)
-	cfg := writeConfig(t, map[string]any{"local": stdioServe(s.dir, s.accessLog)}, map[string]any{"defaults": map[string]any{"approval": "required"}})
+	cfg := s.cfg
 	m2 := (&mount{Dir: m.Dir, Cache: m.Cache, log: &syncBuffer{}}).start(t, cfg)
 	if got, err := os.ReadFile(m2.Path("local", "alpha", "SKILL.md")); err != nil || !bytes.Contains(got, []byte("name: alpha")) {
-		t.Fatalf("approved skill after a restart: %q, %v", got, err)
+		idx, _ := os.ReadFile(m2.Path(".skillfs", "index.json"))
+		t.Fatalf("approved skill after a restart: %q, %v\n%s", got, err, idx)
 	}
 	m2.Stop(t)
+	// The same label pointed elsewhere (here: only its env changes) is
+	// another origin: it does not inherit the approval.
+	moved := stdioServe(s.dir, s.accessLog, "--poll", "200ms")
+	moved["env"] = map[string]string{"SKILLFS_TEST_ELSEWHERE": "1"}
+	movedCfg := writeConfig(t, map[string]any{"local": moved}, map[string]any{"defaults": map[string]any{"approval": "required"}})
+	mm := (&mount{Dir: m.Dir, Cache: m.Cache, log: &syncBuffer{}}).start(t, movedCfg)
+	if _, err := os.Stat(mm.Path("local", "alpha")); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("a label re-pointed by its env inherited the approval: %v", err)
+	}
+	mm.Stop(t)
 	if out, err := exec.Command(skillfsBin, "cache", "rm", "--cache-dir", m.Cache, "local").CombinedOutput(); err != nil {
 		t.Fatalf("skillfs cache rm: %v\n%s", err, out)
 	}
@@ -296,10 +309,10 @@ func writeApproval(t *testing.T, path, id, name, description, dir string, files 
 	t.Helper()
 	label, fp, _ := strings.Cut(id, "-")
 	type resource struct {
-		URI     string
-		Digest  string
-		Size    int64
-		HasSize bool
+		URI     string `json:"uri"`
+		Digest  string `json:"digest"`
+		Size    int64  `json:"size"`
+		HasSize bool   `json:"has_size"`
 	}
 	var rs []resource
 	for _, f := range files {

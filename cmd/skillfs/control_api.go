@@ -5,108 +5,68 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path"
 	"strings"
 
 	"github.com/skillfs/skillfs/control"
 	"github.com/skillfs/skillfs/vfs"
 )
 
-// errNoApproval answers the approval methods until the approval core is in.
-var errNoApproval = errors.New("approval is not available in this build")
-
-// controlAPI is the mount's core as the control endpoint sees it.
-//
-// Status, Skills, Inspect and ShowSkillMD work from what the core shows;
-// approval (Pending, Approve, ApproveAll, Revoke) and Get wait for the
-// core's own methods (vfs/control.go), which replace these.
+// controlAPI is the mount's core as the control endpoint sees it: the
+// core's own methods (vfs/control.go), with its errors sorted into what the
+// endpoint reports as not found or as bad input.
 type controlAPI struct{ v *vfs.Core }
 
 var _ control.API = controlAPI{}
 
 func (a controlAPI) Status() vfs.Status      { return a.v.Status() }
-func (a controlAPI) Skills() []vfs.SkillInfo { return a.v.Index().Skills }
+func (a controlAPI) Skills() []vfs.SkillInfo { return a.v.Skills() }
 func (a controlAPI) Pending() []control.Pending {
-	return nil
-}
-func (a controlAPI) Approve([]control.SkillRef) ([]vfs.SkillInfo, error) { return nil, errNoApproval }
-func (a controlAPI) ApproveAll(string) ([]vfs.SkillInfo, error)          { return nil, errNoApproval }
-func (a controlAPI) Revoke([]control.SkillRef) ([]vfs.SkillInfo, error)  { return nil, errNoApproval }
-func (a controlAPI) Get(context.Context, string, string) (vfs.SkillInfo, error) {
-	return vfs.SkillInfo{}, errNoApproval
+	return a.v.Pending()
 }
 
-// find is the index row ref names.
-func (a controlAPI) find(ref control.SkillRef) (vfs.SkillInfo, error) {
-	for _, s := range a.Skills() {
-		if (ref.Path != "" && s.Path == ref.Path) || (ref.Path == "" && s.Origin == ref.Origin && s.URI == ref.URI) {
-			return s, nil
-		}
-	}
-	return vfs.SkillInfo{}, control.NotFound("no skill %s on this mount (see `skillfs list`)", ref)
-}
-
-// Inspect lists the skill's files as the tree shows them, with their
-// digests and whether they were verified in this run.
 func (a controlAPI) Inspect(ctx context.Context, ref control.SkillRef) (control.Inspection, error) {
-	s, err := a.find(ref)
-	if err != nil {
-		return control.Inspection{}, err
-	}
-	ins := control.Inspection{Skill: s, Files: []control.FileState{}}
-	if s.State == "rejected" {
-		return ins, nil
-	}
-	err = a.walk(ctx, s.Path, func(p string, size int64) {
-		fs := control.FileState{Path: strings.TrimPrefix(p, s.Path+"/"), Size: size}
-		xs, _ := a.v.Xattrs(ctx, p)
-		for _, x := range xs {
-			switch x.Name {
-			case "user.skillfs.uri":
-				fs.URI = x.Value
-			case "user.skillfs.digest":
-				fs.Digest = x.Value
-			case "user.skillfs.verified":
-				fs.Verified = x.Value == "yes"
-			}
-		}
-		ins.Files = append(ins.Files, fs)
-	})
-	return ins, err
+	ins, err := a.v.Inspect(ctx, ref)
+	return ins, refErr(err)
 }
 
-func (a controlAPI) walk(ctx context.Context, dir string, file func(p string, size int64)) error {
-	ents, err := a.v.ReadDir(ctx, dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		p := path.Join(dir, e.Name)
-		if e.Kind == vfs.KindDir {
-			if err := a.walk(ctx, p, file); err != nil {
-				return err
-			}
-			continue
-		}
-		at, err := a.v.Stat(ctx, p)
-		if err != nil {
-			return err
-		}
-		file(p, at.Size)
-	}
-	return nil
-}
-
-// ShowSkillMD reads SKILL.md as a reader of the mount would: verified.
 func (a controlAPI) ShowSkillMD(ctx context.Context, ref control.SkillRef) ([]byte, error) {
-	s, err := a.find(ref)
-	if err != nil {
-		return nil, err
+	b, err := a.v.ShowSkillMD(ctx, ref)
+	return b, refErr(err)
+}
+
+func (a controlAPI) Approve(refs []control.SkillRef) ([]vfs.SkillInfo, error) {
+	out, err := a.v.Approve(refs)
+	return out, refErr(err)
+}
+
+func (a controlAPI) ApproveAll(label string) ([]vfs.SkillInfo, error) {
+	out, err := a.v.ApproveAll(label)
+	return out, refErr(err)
+}
+
+func (a controlAPI) Revoke(refs []control.SkillRef) ([]vfs.SkillInfo, error) {
+	out, err := a.v.Revoke(refs)
+	return out, refErr(err)
+}
+
+func (a controlAPI) Get(ctx context.Context, label, uri string) (vfs.SkillInfo, error) {
+	s, err := a.v.Get(ctx, label, uri)
+	return s, refErr(err)
+}
+
+// refErr makes a ref that names no skill bad input (the command exits 2)
+// and an unknown one not found, with a message that says what to do.
+func refErr(err error) error {
+	var re *vfs.RefError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &re):
+		return fmt.Errorf("%w: %w", err, control.ErrInvalid)
+	case errors.Is(err, vfs.ErrNotExist):
+		return control.NotFound("no skill %s on this mount (see `skillfs list`)", strings.TrimSuffix(err.Error(), ": "+vfs.ErrNotExist.Error()))
 	}
-	if s.State == "rejected" {
-		return nil, fmt.Errorf("%s was rejected (%s): it has no SKILL.md on this mount: %w", s.Path, s.Reason, control.ErrInvalid)
-	}
-	return a.v.ReadFile(ctx, s.Path+"/SKILL.md")
+	return err
 }
 
 // startControl serves the control endpoint for a live mount; the returned

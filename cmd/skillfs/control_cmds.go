@@ -323,7 +323,9 @@ func printInspection(w io.Writer, in inspectOutput) error {
 	tw = newTable(w)
 	fmt.Fprintln(tw, "FILE\tSIZE\tDIGEST\tVERIFIED\tCACHED")
 	for _, f := range in.Files {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", cell(f.Path, 0), f.Size, cell(f.Digest, 0), yesNo(f.Verified), yesNo(f.Cached))
+		// Files are named within the skill; --json keeps mount-relative paths.
+		name := strings.TrimPrefix(f.Path, in.Skill.Path+"/")
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", cell(name, 0), f.Size, cell(f.Digest, 0), yesNo(f.Verified), yesNo(f.Cached))
 	}
 	tw.Flush()
 	if len(in.Entry) > 0 && string(in.Entry) != "null" {
