@@ -315,3 +315,56 @@ func mustGetwd(t *testing.T) string {
 	}
 	return wd
 }
+
+// TestControlGetConfirmsAnUnlistedSkill: a skill the listing does not
+// carry (here the listing is cut short by max_list_entries, as a partial
+// listing would be) is confirmed with skills/get by `skillfs get` and joins
+// the tree without a remount (DESIGN.md rule 4).
+func TestControlGetConfirmsAnUnlistedSkill(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"alpha/SKILL.md": skillMD("alpha", "Listed", "x\n"),
+		"zulu/SKILL.md":  skillMD("zulu", "Left out of the listing", "Read notes.md.\n"),
+		"zulu/notes.md":  "zulu notes\n",
+	})
+	env := runtimeEnv(t)
+	cfg := writeConfig(t, map[string]any{"local": stdioServe(dir, os.DevNull)},
+		map[string]any{"servers": map[string]any{"local": map[string]any{"limits": map[string]any{"max_list_entries": 1}}}})
+	m := startMountEnv(t, env, cfg)
+	m.warnings = true // the cut listing is logged, as it should be
+	// Which one the listing left out, from the index alone: a lookup would
+	// confirm it by itself through a directory read.
+	listed := map[string]bool{}
+	for _, s := range readIndex(t, m).Skills {
+		listed[s.Name] = true
+	}
+	var missing string
+	switch {
+	case listed["alpha"] && !listed["zulu"]:
+		missing = "zulu"
+	case listed["zulu"] && !listed["alpha"]:
+		missing = "alpha"
+	default:
+		t.Fatalf("max_list_entries 1 should leave exactly one skill out of the index: %v", listed)
+	}
+	out, errOut, code := ctl(t, env, "get", "--origin", "local", "skill://"+missing+"/SKILL.md")
+	if code != 0 {
+		t.Fatalf("skillfs get: exit %d\n%s%s", code, out, errOut)
+	}
+	found := false
+	for _, s := range readIndex(t, m).Skills {
+		if s.Name == missing && s.State == "available" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("after skillfs get, %s is not in the index as available", missing)
+	}
+	if b, err := os.ReadFile(m.Path("local", missing, "SKILL.md")); err != nil || !strings.Contains(string(b), "name: "+missing) {
+		t.Errorf("after skillfs get, %s/SKILL.md: %v", missing, err)
+	}
+	if _, errOut, code := ctl(t, env, "get", "--origin", "local", "skill://nosuch/SKILL.md"); code == 0 {
+		t.Errorf("skillfs get of a skill the server does not serve succeeded\n%s", errOut)
+	}
+}
