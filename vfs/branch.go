@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/skillfs/skillfs/config"
 	"github.com/skillfs/skillfs/resolver"
@@ -61,7 +60,7 @@ func newBranch(f *Core, oc config.Origin, so *store.Bucket) *branch {
 		cfg: oc, res: o.res, store: so, cat: o.cat,
 		flags: newFlagBook(so, log), failures: failures, dyn: newDynamics(),
 		log: log, now: f.now, staleRetry: f.staleRetry, gate: newGate(),
-		gotAt: map[string]time.Time{}, lengths: map[string]int64{}, verified: map[string]struct{}{},
+		lengths: map[string]int64{}, verified: map[string]struct{}{},
 	}
 	o.dirs = newDirReads(oc.Label, o.res, o.cat, log, f.now, f.started)
 	return o

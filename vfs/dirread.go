@@ -40,13 +40,13 @@ type dirReads struct {
 
 	mu          sync.Mutex
 	listings    map[string]*dirListing // path → last directory read
-	confirmedAt map[string]time.Time   // uri → last skills/get for an unlisted skill
+	confirmed   throttle               // uri → last skills/get for an unlisted skill
 	unconfirmed map[string]bool        // skill directories skills/get did not confirm
 }
 
 func newDirReads(label string, res *resolver.Session, cat *catalog, log *slog.Logger, now func() time.Time, started time.Time) *dirReads {
 	return &dirReads{label: label, res: res, cat: cat, log: log, now: now, started: started,
-		listings: map[string]*dirListing{}, confirmedAt: map[string]time.Time{}, unconfirmed: map[string]bool{}}
+		listings: map[string]*dirListing{}, unconfirmed: map[string]bool{}}
 }
 
 type dirListing struct {
@@ -232,14 +232,7 @@ func (lr *dirReads) listing(ctx context.Context, p string) *dirListing {
 // confirm asks for an unlisted skill with skills/get and, when the entry
 // passes, holds it like a listed one.
 func (lr *dirReads) confirm(ctx context.Context, uri string) {
-	lr.mu.Lock()
-	last, asked := lr.confirmedAt[uri]
-	due := !asked || lr.now().Sub(last) >= confirmRetry
-	if due {
-		lr.confirmedAt[uri] = lr.now()
-	}
-	lr.mu.Unlock()
-	if !due {
+	if !lr.confirmed.due(uri, lr.now(), confirmRetry) {
 		return
 	}
 	s, err := lr.res.GetSkill(ctx, uri)

@@ -114,10 +114,31 @@ type reader struct {
 	flight     flight
 	gate       *gate
 
-	mu       sync.Mutex
-	gotAt    map[string]time.Time // skill uri → last staleness skills/get
-	lengths  map[string]int64     // digest → verified length, for entries without size
-	verified map[string]struct{}  // fileVersion.key → passed every check in this run
+	retries throttle // skill uri → last staleness skills/get
+
+	mu       sync.Mutex          // what reading taught:
+	lengths  map[string]int64    // digest → verified length, for entries without size
+	verified map[string]struct{} // fileVersion.key → passed every check in this run
+}
+
+// A throttle lets something happen for a key at most once per interval.
+type throttle struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+// due reports whether key may go now, and if so records that it went.
+func (t *throttle) due(key string, now time.Time, every time.Duration) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if last, ok := t.last[key]; ok && now.Sub(last) < every {
+		return false
+	}
+	if t.last == nil {
+		t.last = map[string]time.Time{}
+	}
+	t.last[key] = now
+	return true
 }
 
 // load returns the verified bytes of a file node, from the store or the
@@ -319,14 +340,7 @@ func (rd *reader) refreshOwners(ctx context.Context, n *node) (*node, bool) {
 	changed := false
 	for _, sn := range n.file.owners {
 		uri := sn.uri()
-		rd.mu.Lock()
-		last, ok := rd.gotAt[uri]
-		due := !ok || rd.now().Sub(last) >= rd.staleRetry
-		if due {
-			rd.gotAt[uri] = rd.now()
-		}
-		rd.mu.Unlock()
-		if !due {
+		if !rd.retries.due(uri, rd.now(), rd.staleRetry) {
 			continue
 		}
 		s, err := rd.res.GetSkill(ctx, uri)
