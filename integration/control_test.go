@@ -368,3 +368,33 @@ func TestControlGetConfirmsAnUnlistedSkill(t *testing.T) {
 		t.Errorf("skillfs get of a skill the server does not serve succeeded\n%s", errOut)
 	}
 }
+
+// TestControlStatusShowsAServerThatFailedToStart: a server whose command
+// does not exist is "failed-to-start" with the reason, beside a connected
+// one, in `skillfs status` and status.json.
+func TestControlStatusShowsAServerThatFailedToStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	genTree(t, dir, "local")
+	env := runtimeEnv(t)
+	cfg := writeConfig(t, map[string]any{
+		"local":  stdioServe(dir, os.DevNull),
+		"broken": map[string]any{"command": filepath.Join(t.TempDir(), "no-such-server")},
+	}, nil)
+	m := startMountEnv(t, env, cfg)
+	m.warnings = true // the broken server's attempts are logged, as they should be
+	states := map[string]string{}
+	waitFor(t, 2*time.Minute, "the broken server to show as failed to start", func() bool {
+		for _, s := range status(t, env).Servers {
+			states[s.Label] = s.State
+		}
+		return states["broken"] == "failed-to-start"
+	})
+	if states["local"] != "connected" {
+		t.Errorf("the honest server beside it: %q", states["local"])
+	}
+	out, _, code := ctl(t, env, "status")
+	if code != 0 || !strings.Contains(out, "failed-to-start") || !strings.Contains(out, "no-such-server") {
+		t.Errorf("skillfs status does not say the server failed to start, and why: exit %d\n%s", code, out)
+	}
+}

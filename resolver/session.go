@@ -45,7 +45,11 @@ const (
 	// skills extension. Not an error.
 	StateNoSkills State = "no-skills"
 	StateOffline  State = "offline"
-	StateStopped  State = "stopped"
+	// StateFailed: the last attempt could not start a session at all (the
+	// command did not run, the URL did not answer, the handshake failed);
+	// retried with backoff like an offline server.
+	StateFailed  State = "failed-to-start"
+	StateStopped State = "stopped"
 )
 
 // Status is a snapshot of an origin for .skillfs/status.json.
@@ -210,6 +214,9 @@ func (o *Session) lost(cs *mcp.ClientSession, err error) error {
 	return err
 }
 
+// errStart marks a session that could not be started at all.
+var errStart = errors.New("could not start a session")
+
 // Reconnect backoff: the wait after a session ends doubles from
 // minBackoff to maxBackoff while sessions keep failing, and starts again
 // at minBackoff after a healthy one (connected and listed successfully,
@@ -229,7 +236,11 @@ func (o *Session) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			break
 		}
-		o.setState(StateOffline)
+		if errors.Is(err, errStart) {
+			o.setState(StateFailed)
+		} else {
+			o.setState(StateOffline)
+		}
 		if healthy {
 			backoff = minBackoff
 		}
@@ -261,7 +272,7 @@ func (o *Session) runSession(ctx context.Context) (healthy bool, err error) {
 	o.setState(StateConnecting)
 	cs, err := o.connect(ctx)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("%w: %w", errStart, err)
 	}
 	defer func() {
 		o.mu.Lock()

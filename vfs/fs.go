@@ -163,7 +163,7 @@ func (f *Core) Ready(ctx context.Context) []string {
 			default:
 			}
 			switch o.res.Status().State {
-			case resolver.StateOffline, resolver.StateNoSkills:
+			case resolver.StateOffline, resolver.StateFailed, resolver.StateNoSkills:
 				o.markReady()
 				continue
 			}
