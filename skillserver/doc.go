@@ -82,8 +82,20 @@
 //
 // # Freshness and cost
 //
-// Watch polls DIR (every PollInterval, or four times as long as a scan took
-// on trees where that is longer). When a rescan finds anything changed — a
+// Watch asks the system for file notifications (fsnotify: inotify on Linux,
+// kqueue on macOS and the BSDs) on every folder below DIR, adding a watch
+// for each folder that appears and dropping those of folders that go;
+// symlinks are not followed, as the ones served resolve inside DIR, where
+// their targets are watched already, and .git is not watched. A burst of
+// events is one rescan, 150 ms after its first event, and a rescan once a
+// minute catches what notifications miss (a network filesystem changed from
+// another machine). An idle folder costs no CPU. Where DIR cannot be
+// watched — no watcher, a watch that cannot be added (the inotify watch
+// limit, fs.inotify.max_user_watches, or kqueue's open-file limit), DIR
+// itself removed — Watch logs the reason once and polls instead, every
+// PollInterval, or four times as long as a scan took on trees where that
+// is longer; Options.NoWatch polls from the start. A negative PollInterval
+// turns change detection off. When a rescan finds anything changed — a
 // file's bytes, a file added or removed, a skill appearing or going —
 // clients receive notifications/resources/list_changed: in 2025-11-25 on
 // the session, in 2026-07-28 on their subscriptions/listen stream. What a

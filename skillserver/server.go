@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillfs/skillfs/skill"
 )
@@ -26,9 +27,13 @@ type Options struct {
 	// PageSize is the number of items per page of skills/list,
 	// resources/directory/read and resources/list; 0 means 100.
 	PageSize int
-	// PollInterval is how often Watch looks for changes in DIR; 0 means 2s,
-	// a negative value disables watching.
+	// PollInterval is how often Watch polls DIR for changes when it cannot
+	// watch it (or NoWatch is set); 0 means 2s. A negative value disables
+	// change detection altogether, watching included.
 	PollInterval time.Duration
+	// NoWatch makes Watch poll every PollInterval instead of asking the
+	// system for file notifications.
+	NoWatch bool
 	// Logger receives the server's log; nil discards it.
 	Logger *slog.Logger
 	// Name and Version are reported as serverInfo; empty means "skillfs"
@@ -58,6 +63,11 @@ type Server struct {
 	gen    uint64
 
 	cat atomic.Pointer[catalog]
+
+	// newWatcher and safetyPoll are fsnotify.NewWatcher and safetyPoll;
+	// tests replace them to force the fallback or rule out polling.
+	newWatcher func() (*fsnotify.Watcher, error)
+	safetyPoll time.Duration
 }
 
 // New scans dir once and returns a server for it. An unreadable dir is an
@@ -87,7 +97,7 @@ func New(dir string, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.Logger, sc: sc}
+	s := &Server{opts: opts, log: opts.Logger, sc: sc, newWatcher: fsnotify.NewWatcher, safetyPoll: safetyPoll}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Logger:   opts.Logger,
 		PageSize: opts.PageSize,
@@ -194,33 +204,6 @@ func (s *Server) Handler() http.Handler {
 		}
 		stateful.ServeHTTP(w, r)
 	})
-}
-
-// Watch rescans DIR every PollInterval until ctx ends, so that connected
-// clients get notifications/resources/list_changed when DIR changes. With a
-// negative PollInterval it returns at once. On a tree so large that a scan
-// takes a noticeable share of the interval, it waits four times as long as
-// the last scan took instead, so that polling never uses more than a fifth
-// of a core.
-func (s *Server) Watch(ctx context.Context) {
-	if s.opts.PollInterval < 0 {
-		return
-	}
-	wait := s.opts.PollInterval
-	for {
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		start := time.Now()
-		if err := s.Rescan(); err != nil {
-			s.log.Warn("rescan failed", "op", "rescan", "path", s.sc.dir, "err", err)
-		}
-		wait = max(s.opts.PollInterval, 4*time.Since(start))
-	}
 }
 
 // Rescan scans DIR once and publishes what changed; clients are notified

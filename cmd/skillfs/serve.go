@@ -22,6 +22,7 @@ type serveOptions struct {
 	allowRemote bool
 	pageSize    int
 	poll        time.Duration
+	watch       bool
 	accessLog   string
 	stderr      io.Writer
 }
@@ -36,7 +37,10 @@ skill: DIR/acme/billing/refunds/SKILL.md is skill://acme/billing/refunds/SKILL.m
 It speaks MCP on stdin/stdout, or streamable HTTP with --http. Skills it cannot
 publish honestly (bad frontmatter, a name that differs from its folder, files
 it cannot read, symlinks leaving DIR, skills over the SEP's limits) are listed
-on stderr at start and left out. Changes in DIR are noticed by polling.`,
+on stderr at start and left out. Changes in DIR are noticed through the
+system's file notifications (inotify, kqueue), with a rescan once a minute for
+what they miss; where DIR cannot be watched (no inotify, the watch limit
+reached) serve says why once and polls every --poll instead.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if err := cobra.ExactArgs(1)(cmd, args); err != nil {
 				return usageError(fmt.Errorf("%w (see `%s --help`)", err, cmd.CommandPath()))
@@ -53,7 +57,8 @@ on stderr at start and left out. Changes in DIR are noticed by polling.`,
 	f.StringVar(&opts.httpAddr, "http", "", "serve streamable HTTP on `ADDR` (host:port, loopback only unless --allow-remote; port 0 picks one)")
 	f.BoolVar(&opts.allowRemote, "allow-remote", false, "allow --http on a non-loopback address")
 	f.IntVar(&opts.pageSize, "page-size", 100, "items per page of skills/list, resources/list and directory reads")
-	f.DurationVar(&opts.poll, "poll", 2*time.Second, "how often to look for changes in DIR (negative: never)")
+	f.DurationVar(&opts.poll, "poll", 2*time.Second, "how often to look for changes in DIR when it cannot be watched, or with --watch=false (negative: never look, not even by watching)")
+	f.BoolVar(&opts.watch, "watch", true, "watch DIR with file notifications; false polls every --poll instead")
 	f.StringVar(&opts.accessLog, "access-log", "", "append one line per request (method and URI) to `FILE`")
 	return cmd
 }
@@ -101,6 +106,7 @@ func runServe(ctx context.Context, opts serveOptions) error {
 		AccessLog:    access,
 		PageSize:     opts.pageSize,
 		PollInterval: opts.poll,
+		NoWatch:      !opts.watch,
 		Logger:       logger,
 		Name:         "skillfs",
 		Version:      versionString(),

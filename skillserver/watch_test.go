@@ -1,0 +1,171 @@
+package skillserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillfs/skillfs/skill"
+)
+
+// until waits for list_changed notifications until what skills/list says
+// satisfies ok; the bound only keeps a broken server from hanging the test.
+func until(t *testing.T, cs *mcp.ClientSession, changed chan struct{}, what string, ok func(map[string][]string) bool) {
+	t.Helper()
+	deadline := time.After(2 * time.Minute)
+	for {
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("no list_changed leading to %s", what)
+		}
+		l, err := mcp.CallCustomMethod[*listSkillsParams, *listSkillsResult](t.Context(), cs, skill.MethodList, &listSkillsParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][]string{}
+		for _, e := range l.Skills {
+			for _, r := range e.Resources {
+				got[e.URI] = append(got[e.URI], r.URI)
+			}
+		}
+		if ok(got) {
+			return
+		}
+	}
+}
+
+// Watching, with polling ruled out: a skill written under folders that did
+// not exist is published, a folder made inside it is watched too, and its
+// removal is noticed.
+func TestWatchFollowsNewFolders(t *testing.T) {
+	dir := tree(t, map[string]string{"s/SKILL.md": skillMD("s", "")})
+	s, err := New(dir, Options{Logger: testLogger(t), PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.safetyPoll = time.Hour
+	cs, changed := session(t, s, "2025-11-25")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Watch(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	deep := filepath.Join(dir, "a", "b", "c")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(deep, "SKILL.md"), []byte(skillMD("c", "")), 0o644)
+	until(t, cs, changed, "skill://a/b/c", func(got map[string][]string) bool {
+		return got["skill://a/b/c/SKILL.md"] != nil
+	})
+
+	os.MkdirAll(filepath.Join(deep, "refs", "more"), 0o755)
+	os.WriteFile(filepath.Join(deep, "refs", "more", "x.md"), []byte("x"), 0o644)
+	until(t, cs, changed, "refs/more/x.md in skill c", func(got map[string][]string) bool {
+		return slices.Contains(got["skill://a/b/c/SKILL.md"], "skill://a/b/c/refs/more/x.md")
+	})
+
+	if err := os.RemoveAll(filepath.Join(dir, "a")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, cs, changed, "skill c gone", func(got map[string][]string) bool {
+		return got["skill://a/b/c/SKILL.md"] == nil && got["skill://s/SKILL.md"] != nil
+	})
+
+	// A folder of the same name made again is watched afresh.
+	os.MkdirAll(filepath.Join(dir, "a", "b", "c"), 0o755)
+	os.WriteFile(filepath.Join(deep, "SKILL.md"), []byte(skillMD("c", "")), 0o644)
+	until(t, cs, changed, "skill c back", func(got map[string][]string) bool {
+		return got["skill://a/b/c/SKILL.md"] != nil
+	})
+}
+
+// records keeps what a server logs at Warn and above.
+type records struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *records) Enabled(context.Context, slog.Level) bool { return true }
+func (h *records) Handle(_ context.Context, r slog.Record) error {
+	if r.Level < slog.LevelWarn {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(r.Message)
+	r.Attrs(func(a slog.Attr) bool { fmt.Fprintf(&b, " %s=%v", a.Key, a.Value); return true })
+	h.mu.Lock()
+	h.msgs = append(h.msgs, b.String())
+	h.mu.Unlock()
+	return nil
+}
+func (h *records) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *records) WithGroup(string) slog.Handler      { return h }
+
+func (h *records) all() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.msgs)
+}
+
+// When no watcher can be had, Watch says why once and polls; with NoWatch
+// it polls without a word.
+func TestWatchFallsBackToPolling(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		noWatch bool
+		want    []string
+	}{
+		{"no watcher", false, []string{"cannot watch DIR for changes; polling instead op=watch path=DIR err=no inotify here"}},
+		{"NoWatch", true, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := tree(t, map[string]string{"s/SKILL.md": skillMD("s", "")})
+			log := &records{}
+			s, err := New(dir, Options{Logger: slog.New(log), PollInterval: 20 * time.Millisecond, NoWatch: tc.noWatch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.newWatcher = func() (*fsnotify.Watcher, error) {
+				if tc.noWatch {
+					t.Error("NoWatch asked for a watcher")
+				}
+				return nil, errors.New("no inotify here")
+			}
+			s.safetyPoll = time.Hour
+			cs, changed := session(t, s, "2025-11-25")
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { s.Watch(ctx); close(done) }()
+			t.Cleanup(func() { cancel(); <-done })
+
+			os.MkdirAll(filepath.Join(dir, "t", "refs"), 0o755)
+			os.WriteFile(filepath.Join(dir, "t", "SKILL.md"), []byte(skillMD("t", "")), 0o644)
+			until(t, cs, changed, "skill t", func(got map[string][]string) bool {
+				return got["skill://t/SKILL.md"] != nil
+			})
+			os.RemoveAll(filepath.Join(dir, "t"))
+			until(t, cs, changed, "skill t gone", func(got map[string][]string) bool {
+				return got["skill://t/SKILL.md"] == nil
+			})
+			var got []string
+			for _, m := range log.all() {
+				got = append(got, strings.ReplaceAll(m, dir, "DIR"))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("logged %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
