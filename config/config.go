@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -322,6 +324,15 @@ func (p *parser) server(r rawServer) (o Origin, ok bool) {
 		le := err.(*LabelError)
 		p.errs.add(r.path, le.Fix(), "label %q %s", r.label, le.Problem)
 	}
+	for _, k := range v.keys {
+		if !slices.Contains(entryKeys, k) && !slices.Contains(IgnoredServerKeys, k) {
+			fix := unknownKeyFix(k, entryKeys)
+			if s := suggest(k, IgnoredServerKeys); s != "" && suggest(k, entryKeys) == "" {
+				fix = fmt.Sprintf("did you mean %q?", s)
+			}
+			p.errs.add(r.path.key(k), fix, "unknown key %q", k)
+		}
+	}
 	o = Origin{Label: r.label, Limits: DefaultLimits()}
 
 	var urlKey string
@@ -337,7 +348,11 @@ func (p *parser) server(r rawServer) (o Origin, ok bool) {
 	hasCommand := !v.field("command").isNull()
 	hasURL := urlKey != ""
 
-	typ, _ := p.str(v, r.path, "type")
+	typeKey := "type"
+	if v.field("type").isNull() && !v.field("transportType").isNull() {
+		typeKey = "transportType" // Cline's
+	}
+	typ, _ := p.str(v, r.path, typeKey)
 	switch strings.ToLower(typ) {
 	case "":
 		switch {
@@ -357,7 +372,7 @@ func (p *parser) server(r rawServer) (o Origin, ok bool) {
 	case "sse":
 		o.Kind = SSE
 	default:
-		p.errs.add(r.path.key("type"), `use "stdio", "http" (also "streamable-http") or "sse", or leave type out`, "unknown server type %q", typ)
+		p.errs.add(r.path.key(typeKey), `use "stdio", "http" (also "streamable-http") or "sse", or leave it out`, "unknown server type %q", typ)
 	}
 	switch o.Kind {
 	case Stdio:
@@ -406,12 +421,18 @@ func (p *parser) stdio(v *value, path keyPath, o *Origin) {
 			}
 		}
 	}
-	o.Env = p.stringMap(v, path, "env", func(k string) string {
+	o.Env = p.envFile(v, path)
+	env := p.stringMap(v, path, "env", func(k string) string {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			return "is not a valid environment variable name (empty, or holds '=' or NUL)"
 		}
 		return ""
 	}, "\x00")
+	if o.Env == nil {
+		o.Env = env
+	} else {
+		maps.Copy(o.Env, env) // "env" wins over envFile, as in VS Code
+	}
 	if cwd, ok := p.expanded(v, path, "cwd"); ok && cwd != "" {
 		cwd, problem := p.resolveCwd(cwd)
 		if problem != "" {
@@ -419,6 +440,116 @@ func (p *parser) stdio(v *value, path keyPath, o *Origin) {
 		}
 		o.Cwd = cwd
 	}
+}
+
+// entryKeys are the keys of a server entry skillfs reads; any other key
+// that is not in IgnoredServerKeys is an error.
+var entryKeys = []string{
+	"type", "transportType",
+	"command", "args", "env", "envFile", "cwd",
+	"url", "serverUrl", "httpUrl", "headers",
+	"disabled", "enabled",
+}
+
+// IgnoredServerKeys are keys MCP hosts document for a server entry that
+// mean nothing to skillfs (tool approval, timeouts of the host's own tool
+// calls, descriptions, VS Code's dev mode and gallery metadata). They are
+// accepted and ignored, so a file shared with those hosts loads; any other
+// unknown key is an error, so a misspelt "env" is never silently dropped.
+var IgnoredServerKeys = []string{
+	"alwaysAllow",   // Cline, Roo Code
+	"autoApprove",   // Cline, Claude Desktop extensions
+	"description",   // several hosts
+	"dev",           // VS Code
+	"disabledTools", // Windsurf, Roo Code
+	"excludeTools",  // Gemini CLI
+	"gallery",       // VS Code
+	"includeTools",  // Gemini CLI
+	"timeout",       // Cline, Gemini CLI, Roo Code
+	"trust",         // Gemini CLI
+	"version",       // VS Code
+}
+
+// maxEnvFileSize bounds an envFile as maxFileSize bounds the config.
+const maxEnvFileSize = maxFileSize
+
+// envFile reads the entry's envFile (KEY=VALUE lines, as Cursor and VS
+// Code take them). Its path has ${…} expanded and is relative to the
+// config file's folder. Problems name the file and the line, never a
+// value, which may be a secret.
+func (p *parser) envFile(v *value, path keyPath) map[string]string {
+	name, ok := p.expanded(v, path, "envFile")
+	if !ok {
+		return nil
+	}
+	kp := path.key("envFile")
+	if name == "" || strings.ContainsRune(name, 0) {
+		p.errs.add(kp, "name a file of KEY=VALUE lines, or remove envFile", "is empty or holds a NUL character")
+		return nil
+	}
+	if name == "~" || strings.HasPrefix(name, "~/") {
+		if home, ok := p.getenv("HOME"); ok && home != "" {
+			name = filepath.Join(home, name[1:])
+		}
+	}
+	if !filepath.IsAbs(name) && p.baseDir != "" {
+		name = filepath.Join(p.baseDir, name)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		p.errs.add(kp, "create it, correct the path (relative paths start at the config file's folder), or remove envFile", "cannot read %s: %v", name, unwrapPath(err))
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxEnvFileSize+1))
+	switch {
+	case err != nil:
+		p.errs.add(kp, "check the file", "cannot read %s: %v", name, unwrapPath(err))
+		return nil
+	case len(data) > maxEnvFileSize:
+		p.errs.add(kp, "name a file of KEY=VALUE lines", "%s is larger than %d MiB", name, maxEnvFileSize>>20)
+		return nil
+	}
+	env, line, problem := parseEnvFile(data)
+	if problem != "" {
+		p.errs.add(kp, "write KEY=VALUE on each line (# starts a comment; export and quotes are allowed)", "%s line %d: %s", name, line, problem)
+		return nil
+	}
+	return env
+}
+
+// parseEnvFile reads dotenv lines: KEY=VALUE, blank lines and # comments,
+// an optional leading "export ", and a value in matching single or double
+// quotes taken without them. Nothing is expanded. A problem is reported
+// with its line number and never quotes the line.
+func parseEnvFile(data []byte) (env map[string]string, line int, problem string) {
+	env = map[string]string{}
+	for i, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(strings.TrimSuffix(l, "\r"))
+		if l == "" || l[0] == '#' {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(l, "export"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
+			l = strings.TrimSpace(rest)
+		}
+		k, val, ok := strings.Cut(l, "=")
+		k = strings.TrimSpace(k)
+		if !ok {
+			return nil, i + 1, "is not KEY=VALUE"
+		}
+		if !validVarName(k) {
+			return nil, i + 1, "the name before '=' is not a variable name (letters, digits and _)"
+		}
+		val = strings.TrimSpace(val)
+		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0] {
+			val = val[1 : len(val)-1]
+		}
+		if strings.ContainsRune(val, 0) {
+			return nil, i + 1, "the value holds a NUL character"
+		}
+		env[k] = val
+	}
+	return env, 0, ""
 }
 
 // resolveCwd expands a leading ~ and anchors a relative directory at the
@@ -532,7 +663,7 @@ func (p *parser) expanded(v *value, path keyPath, key string) (string, bool) {
 	if !set {
 		return "", false
 	}
-	out, err := expand(s, p.getenv)
+	out, err := expand(s, p.getenv, p.baseDir)
 	if err != nil {
 		ee := err.(*expandError)
 		p.errs.add(path.key(key), ee.fix, "%s", ee.problem)
@@ -547,7 +678,7 @@ func (p *parser) expanded(v *value, path keyPath, key string) (string, bool) {
 func (p *parser) expandScalar(v *value, path keyPath) (string, bool) {
 	switch v.kind {
 	case stringValue:
-		out, err := expand(v.text, p.getenv)
+		out, err := expand(v.text, p.getenv, p.baseDir)
 		if err != nil {
 			ee := err.(*expandError)
 			p.errs.add(path, ee.fix, "%s", ee.problem)

@@ -48,7 +48,7 @@ const sampleJSON = `{
     "acme": {
       "url": "https://mcp.acme.example/mcp",
       "headers": {"Authorization": "Bearer ${ACME_TOKEN}"},
-      "someOtherHostKey": {"ignored": [1, 2]}
+      "autoApprove": ["tool"], "dev": {"watch": "**/*.ts"}
     },
     "legacy": {"type": "sse", "url": "http://127.0.0.1:${PORT}/sse"},
     "old": {"command": "${NOT_SET}", "disabled": true}
@@ -74,7 +74,7 @@ mcpServers:
   acme:
     url: https://mcp.acme.example/mcp
     headers: {Authorization: "Bearer ${ACME_TOKEN}"}
-    someOtherHostKey: {ignored: [1, 2]}
+    autoApprove: [tool]
   legacy: {type: sse, url: "http://127.0.0.1:${PORT}/sse"}
   old: {command: "${NOT_SET}", disabled: true}
 skillfs:
@@ -339,7 +339,7 @@ func TestExpand(t *testing.T) {
 		{in: "${A:?msg}", err: "is not a variable reference"},
 		{in: "${input:token}", err: "VS Code prompt"},
 	} {
-		got, err := expand(tc.in, testEnv)
+		got, err := expand(tc.in, testEnv, "/cfg")
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("expand(%q) error %v, want one containing %q", tc.in, err, tc.err)

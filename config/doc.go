@@ -1,8 +1,8 @@
 // Package config loads the MCP servers skillfs mounts and skillfs's own
 // per-origin options, and owns the placement rule for the mount and the
 // store (DESIGN.md rule 9). It does no I/O beyond reading the one file
-// (DefaultPath stats, CheckPlacement lstats and reads links, Homes reads
-// the user database), starts nothing and logs nothing, so it has no
+// and the envFiles it names (DefaultPath stats, CheckPlacement lstats and
+// reads links, Homes reads the user database), starts nothing and logs nothing, so it has no
 // Options or Logger; every problem
 // is returned as an error that names the file, the key and the fix:
 // "<file>: <key>: <what is wrong>; <what to change>".
@@ -77,16 +77,33 @@
 //
 // Servers sit under "mcpServers" (Claude, Cursor, …) or "servers" (VS
 // Code); both may appear and are merged, but one label may not be in both.
-// An entry with "command" is stdio (command, args, env, cwd); one with
-// "url" is streamable HTTP unless "type" says "sse" (url, headers). "type"
-// may be "stdio", "http", "streamable-http", "streamableHttp" or "sse"; it
-// may be left out. "serverUrl" (Windsurf) and "httpUrl" (Gemini) are read as
-// "url". An entry with both command and url, or neither, is an error. URLs
+// An entry with "command" is stdio (command, args, env, envFile, cwd); one
+// with "url" is streamable HTTP unless "type" says "sse" (url, headers).
+// "type" may be "stdio", "http", "streamable-http", "streamableHttp" or
+// "sse"; it may be left out, and Cline's "transportType" is read as "type"
+// when "type" is absent. "serverUrl" (Windsurf) and "httpUrl" (Gemini)
+// are read as "url". An entry with both command and url, or neither, is an error. URLs
 // must be http or https and name a host. "disabled": true or "enabled":
-// false skips a server without checking the rest of its entry. Keys skillfs
-// does not know are ignored in a server entry, because other hosts keep
-// their own keys there. Args, env and header values may be numbers or
-// booleans (YAML's `8080`, `true`); they are taken as written.
+// false skips a server without checking the rest of its entry.
+// Args, env and header values may be numbers or booleans (YAML's `8080`,
+// `true`); they are taken as written.
+//
+// Any other key in a server entry is an error with a did-you-mean
+// suggestion ("evn" → "env"), since a dropped env or envFile would start
+// the server without its settings and fail later and obscurely. The keys
+// hosts document for their own use are accepted and ignored
+// (IgnoredServerKeys): alwaysAllow (Cline, Roo Code), autoApprove (Cline,
+// Claude Desktop extensions), description, dev, gallery and version (VS
+// Code), disabledTools (Windsurf, Roo Code), includeTools, excludeTools
+// and trust (Gemini CLI), timeout (Cline, Gemini CLI, Roo Code).
+//
+// "envFile" (Cursor, VS Code) names a file of KEY=VALUE lines, relative to
+// the config file's folder (~ and ${…} work): blank lines and lines
+// starting with # are skipped, a leading "export " is allowed, and a value
+// in matching single or double quotes is taken without them; nothing in
+// it is expanded. "env" wins over envFile for a name both set. A missing
+// or malformed envFile is an error naming the file and the line (never
+// its contents).
 //
 // A server's label (its key) becomes its directory under the mount, so it
 // must be 1–64 characters of A-Z a-z 0-9 . _ -, start with a letter or
@@ -96,12 +113,16 @@
 // # Variables
 //
 // ${VAR} and ${VAR:-default} are expanded in command, args, env values,
-// cwd, url and header values, and nowhere else. ${VAR} with VAR unset is an
-// error naming the key and the variable; set to "" it expands to "".
+// cwd, envFile, url and header values, and nowhere else. ${VAR} with VAR
+// unset is an error naming the key and the variable; set to "" it expands to "".
 // ${VAR:-default} is default when VAR is unset or empty. The default is
 // literal (not expanded again, no '}'). ${env:VAR}, VS Code's spelling,
 // means ${VAR}; VS Code's ${input:…} prompts cannot be shown and are an
-// error. $${ is a literal "${"; any other '$' is literal, so configs
+// error. ${workspaceFolder} is the folder of the config file (VS Code
+// means the workspace's; skillfs has none, and for .vscode/mcp.json this
+// is .vscode itself, so write ${workspaceFolder}/.. for the project) and
+// ${userHome} is $HOME; neither is looked up as an environment variable
+// (${env:workspaceFolder} is). $${ is a literal "${"; any other '$' is literal, so configs
 // written for hosts that expand nothing keep their meaning.
 //
 // # The skillfs section

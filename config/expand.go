@@ -19,9 +19,15 @@ func (e *expandError) Error() string { return e.problem + "; " + e.fix }
 //     The default is taken literally: it is not expanded again and cannot
 //     contain '}'.
 //   - ${env:VAR} is VS Code's spelling of ${VAR} and means the same.
+//   - ${workspaceFolder} is the config file's folder and ${userHome} is
+//     $HOME, as VS Code means them (there the workspace folder is the one
+//     holding .vscode/mcp.json's workspace; skillfs has no workspace, and
+//     the file's own folder is what its author can see). Neither is read
+//     from the environment; a variable named so is reached as
+//     ${env:workspaceFolder}.
 //   - $${ is a literal "${". Every other '$' is literal, so configs written
 //     for hosts that expand nothing keep their meaning.
-func expand(s string, getenv func(string) (string, bool)) (string, error) {
+func expand(s string, getenv func(string) (string, bool), workspace string) (string, error) {
 	if !strings.Contains(s, "${") {
 		return s, nil
 	}
@@ -48,7 +54,7 @@ func expand(s string, getenv func(string) (string, bool)) (string, error) {
 		}
 		ref := s[i+2 : i+end]
 		s = s[i+end+1:]
-		val, err := lookup(ref, getenv)
+		val, err := lookup(ref, getenv, workspace)
 		if err != nil {
 			return "", err
 		}
@@ -56,14 +62,33 @@ func expand(s string, getenv func(string) (string, bool)) (string, error) {
 	}
 }
 
-func lookup(ref string, getenv func(string) (string, bool)) (string, error) {
+func lookup(ref string, getenv func(string) (string, bool), workspace string) (string, error) {
 	if rest, ok := strings.CutPrefix(ref, "input:"); ok {
 		return "", &expandError{
 			fmt.Sprintf("${input:%s} is a VS Code prompt, which skillfs cannot show", rest),
 			"put the value in an environment variable and write ${VAR} instead",
 		}
 	}
-	ref = strings.TrimPrefix(ref, "env:")
+	switch ref {
+	case "workspaceFolder":
+		if workspace == "" {
+			return "", &expandError{
+				"${workspaceFolder} is the config file's folder, and this config has no file",
+				"write the folder out",
+			}
+		}
+		return workspace, nil
+	case "userHome":
+		home, ok := getenv("HOME")
+		if !ok || home == "" {
+			return "", &expandError{
+				"${userHome} is $HOME, which is not set",
+				"set HOME in the environment skillfs runs in, or write the folder out",
+			}
+		}
+		return home, nil
+	}
+	ref, _ = strings.CutPrefix(ref, "env:")
 	name, def, hasDef := strings.Cut(ref, ":-")
 	if !validVarName(name) {
 		return "", &expandError{

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// The skillfs section. Unknown keys here are errors, unlike in a server
-// entry: a misspelt limit would otherwise silently leave the default, and a
+// The skillfs section. Unknown keys here are errors, as in a server entry:
+// a misspelt limit would otherwise silently leave the default, and a
 // misspelt "strict" silently weaken the checks.
 
 var (

@@ -34,6 +34,7 @@ nothing is fetched before it is read.`,
 		newMountCommand(),
 		newUnmountCommand(),
 		newCacheCommand(),
+		newConfigCommand(),
 	)
 	root.AddCommand(newControlCommands()...)
 	return root
