@@ -234,6 +234,8 @@ func stdioServe(dir, accessLog string, extra ...string) map[string]any {
 type mount struct {
 	Dir   string
 	Cache string
+	// Ready is the ready line: "skillfs: mounted DIR: …".
+	Ready string
 	cmd   *exec.Cmd
 	log   *syncBuffer
 	done  chan struct{}
@@ -285,7 +287,8 @@ func (m *mount) run(t *testing.T, env []string, args ...string) *mount {
 		close(m.done)
 	}()
 	t.Cleanup(func() { m.Stop(t) })
-	if _, err := waitLine(t, stdout, io.Discard, "skillfs: mounted", 12*time.Minute); err != nil {
+	line, err := waitLine(t, stdout, io.Discard, "skillfs: mounted", 12*time.Minute)
+	if err != nil {
 		select {
 		case <-m.done:
 			if m.code == 3 {
@@ -295,6 +298,7 @@ func (m *mount) run(t *testing.T, env []string, args ...string) *mount {
 		}
 		t.Fatalf("mount: %v (exit %d)\n%s", err, m.code, m.log.String())
 	}
+	m.Ready = line
 	m.fds = openFDs(m.cmd.Process.Pid)
 	return m
 }

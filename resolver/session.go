@@ -160,6 +160,19 @@ func (o *Session) setError(op string, err error) {
 	o.mu.Unlock()
 }
 
+// setStateError sets the state and, when err is not nil, the last error
+// together.
+func (o *Session) setStateError(s State, op string, err error) {
+	o.mu.Lock()
+	if err != nil {
+		o.status.LastError = fmt.Sprintf("%s: %v", op, err)
+		o.status.LastErrorAt = time.Now()
+	}
+	o.status.State = s
+	o.signal()
+	o.mu.Unlock()
+}
+
 func (o *Session) setState(s State) {
 	o.mu.Lock()
 	o.status.State = s
@@ -236,16 +249,16 @@ func (o *Session) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			break
 		}
+		state := StateOffline
 		if errors.Is(err, errStart) {
-			o.setState(StateFailed)
-		} else {
-			o.setState(StateOffline)
+			state = StateFailed
 		}
+		// One update, so that whoever sees the state also sees its reason.
+		o.setStateError(state, "session", err)
 		if healthy {
 			backoff = minBackoff
 		}
 		if err != nil {
-			o.setError("session", err)
 			o.log.Warn("server session ended", "op", "connect", "err", err, "retry_in", backoff)
 		}
 		o.sleep(ctx, backoff)

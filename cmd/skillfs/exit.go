@@ -17,6 +17,10 @@ const (
 	// exitUnmountBusy: the mount was still in use at shutdown and was detached
 	// lazily; it disappears once the last user lets go.
 	exitUnmountBusy = 4
+	// exitServers: mount --require-all, and a server failed to start (or
+	// went offline before it ever listed) within --startup-timeout; nothing
+	// was mounted.
+	exitServers = 5
 )
 
 // An exitError carries an exit code up to main along with its message.

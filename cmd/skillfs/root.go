@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -15,6 +16,7 @@ func newRootCommand() *cobra.Command {
 skills (SEP-2640) as a read-only directory tree, one directory per server.
 Every byte it serves has been checked against the server's sha256 digests;
 nothing is fetched before it is read.`,
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,
@@ -25,6 +27,7 @@ nothing is fetched before it is read.`,
 			return cmd.Help()
 		},
 	}
+	root.SetVersionTemplate("skillfs {{.Version}}\n") // as `skillfs version` prints it
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError(fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath()))
 	})
@@ -41,17 +44,50 @@ nothing is fetched before it is read.`,
 }
 
 // version is set at build time with -ldflags "-X main.version=…"; otherwise
-// the module version recorded by the go command is used.
+// the module version and the commit recorded by the go command are used.
 var version = ""
 
+// versionString is what `skillfs version`, `skillfs --version` and
+// status.json report: the module version ("(devel)" for a build from a
+// checkout), then the commit, "+dirty" when the tree had local changes, and
+// the commit time, when the build recorded them.
 func versionString() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(devel)"
 	}
-	return "(devel)"
+	return buildVersion(bi)
+}
+
+func buildVersion(bi *debug.BuildInfo) string {
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, at, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev == "" || strings.Contains(v, rev[:min(12, len(rev))]) {
+		return v // a pseudo-version names the commit already
+	}
+	v += " " + rev[:min(12, len(rev))] + dirty
+	if at != "" {
+		v += " " + at
+	}
+	return v
 }
 
 func newVersionCommand() *cobra.Command {

@@ -126,6 +126,9 @@ func (p *process) start() (err error) {
 				toClose = append(toClose, f)
 			}
 		}
+		if notFound(p.cmd, err) {
+			return &CommandNotFoundError{Command: p.cmd.Args[0], Err: err}
+		}
 		return fmt.Errorf("start %s: %w", p.name, err)
 	}
 	if p.stderr != nil {
@@ -245,4 +248,31 @@ func trimEOL(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
+}
+
+// CommandNotFoundError is a stdio server whose command is not installed: not
+// in $PATH, or no file at the path given. Its message is what a user needs
+// to fix their config, without exec's wording.
+type CommandNotFoundError struct {
+	Command string // as configured
+	Err     error
+}
+
+func (e *CommandNotFoundError) Error() string { return fmt.Sprintf("command %q not found", e.Command) }
+func (e *CommandNotFoundError) Unwrap() error { return e.Err }
+
+// notFound reports whether cmd could not start because its executable does
+// not exist (rather than, say, a missing interpreter of a script that does).
+func notFound(cmd *exec.Cmd, err error) bool {
+	if len(cmd.Args) == 0 {
+		return false
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return true
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	_, serr := os.Stat(cmd.Path)
+	return errors.Is(serr, os.ErrNotExist)
 }

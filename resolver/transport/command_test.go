@@ -242,3 +242,22 @@ func TestCommandRefusesPresetStdio(t *testing.T) {
 		cmd.Process.Kill()
 	}
 }
+
+func TestMissingCommandSaysNotFound(t *testing.T) {
+	for _, name := range []string{"skillfs-test-no-such-server", "/nonexistent/skillfs-server"} {
+		_, err := Command(exec.Command(name), Options{}).Connect(context.Background())
+		var nf *CommandNotFoundError
+		if !errors.As(err, &nf) {
+			t.Fatalf("Connect(%s) = %v, want a CommandNotFoundError", name, err)
+		}
+		if want := fmt.Sprintf("command %q not found", name); err.Error() != want {
+			t.Errorf("Connect(%s): %q, want %q", name, err, want)
+		}
+	}
+	// A command that exists but cannot run is not "not found".
+	_, err := Command(exec.Command(os.DevNull), Options{}).Connect(context.Background())
+	var nf *CommandNotFoundError
+	if err == nil || errors.As(err, &nf) {
+		t.Errorf("Connect(%s) = %v, want an error other than not found", os.DevNull, err)
+	}
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/skillfs/skillfs/resolver"
+	"github.com/skillfs/skillfs/vfs"
+)
+
+// liveSummary is the rest of the ready line, after "skillfs: mounted DIR: ":
+// how many servers are in each state once the startup wait is over, how
+// many skills the connected ones list, and why each failed or offline one
+// is not connected.
+//
+//	3 servers, 2 connected (41 skills), 1 failed: acme: command "acme-mcp" not found
+func liveSummary(st vfs.Status) string {
+	var (
+		connected, skills    int
+		noSkills, connecting int
+		failed, offline      []string
+	)
+	for _, o := range st.Origins {
+		switch resolver.State(o.State) {
+		case resolver.StateConnected:
+			connected++
+			skills += o.Skills
+		case resolver.StateNoSkills:
+			noSkills++
+		case resolver.StateFailed:
+			failed = append(failed, o.Label+": "+shortReason(o.LastError))
+		case resolver.StateOffline:
+			offline = append(offline, o.Label+": "+shortReason(o.LastError))
+		default:
+			connecting++
+		}
+	}
+	parts := []string{plural(len(st.Origins), "server")}
+	switch {
+	case connected > 0:
+		parts = append(parts, fmt.Sprintf("%d connected (%s)", connected, plural(skills, "skill")))
+	case noSkills == 0:
+		parts = append(parts, "none connected")
+	}
+	if noSkills > 0 {
+		parts = append(parts, fmt.Sprintf("%d without the skills extension", noSkills))
+	}
+	if connecting > 0 {
+		parts = append(parts, fmt.Sprintf("%d still connecting", connecting))
+	}
+	if len(offline) > 0 {
+		parts = append(parts, fmt.Sprintf("%d offline: %s", len(offline), strings.Join(offline, "; ")))
+	}
+	if len(failed) > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed: %s", len(failed), strings.Join(failed, "; ")))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// requireAll is --require-all: an error naming every server that failed to
+// start, or went offline before it ever listed, during the startup wait.
+func requireAll(opts mountOptions, st vfs.Status) error {
+	if !opts.requireAll {
+		return nil
+	}
+	var bad []string
+	for _, o := range st.Origins {
+		s := resolver.State(o.State)
+		if s == resolver.StateFailed || s == resolver.StateOffline && o.ListedAt.IsZero() {
+			bad = append(bad, o.Label+": "+shortReason(o.LastError))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return &exitError{code: exitServers, err: fmt.Errorf("--require-all: %d of %s did not start: %s",
+		len(bad), plural(len(st.Origins), "server"), strings.Join(bad, "; "))}
+}
+
+// maxReason bounds a reason on the ready line; status.json has it whole.
+const maxReason = 120
+
+// shortReason is a server's last error fit for one line: its first line,
+// without the supervisor's wrapping, cut at maxReason characters.
+func shortReason(lastError string) string {
+	r, _, _ := strings.Cut(lastError, "\n")
+	for _, p := range []string{"session: ", "could not start a session: ", "connect: "} {
+		r = strings.TrimPrefix(r, p)
+	}
+	r = strings.TrimSpace(r)
+	if r == "" {
+		return "no reason given"
+	}
+	if rs := []rune(r); len(rs) > maxReason {
+		r = string(rs[:maxReason-1]) + "…"
+	}
+	return r
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillfs/skillfs/vfs"
+)
+
+func TestLiveSummary(t *testing.T) {
+	notFound := `session: could not start a session: connect: command "acme-mcp" not found`
+	for _, tc := range []struct {
+		name    string
+		origins []vfs.OriginStatus
+		want    string
+	}{
+		{"the issue's example", []vfs.OriginStatus{
+			{Label: "a", State: "connected", Skills: 40},
+			{Label: "b", State: "connected", Skills: 1},
+			{Label: "acme", State: "failed-to-start", LastError: notFound},
+		}, `3 servers, 2 connected (41 skills), 1 failed: acme: command "acme-mcp" not found`},
+		{"every server failed", []vfs.OriginStatus{
+			{Label: "acme", State: "failed-to-start", LastError: notFound},
+		}, `1 server, none connected, 1 failed: acme: command "acme-mcp" not found`},
+		{"every state", []vfs.OriginStatus{
+			{Label: "a", State: "connected", Skills: 1},
+			{Label: "b", State: "no-skills"},
+			{Label: "c", State: "connecting"},
+			{Label: "d", State: "offline", LastError: "session: EOF\nmore"},
+			{Label: "e", State: "failed-to-start"},
+		}, "5 servers, 1 connected (1 skill), 1 without the skills extension, 1 still connecting, 1 offline: d: EOF, 1 failed: e: no reason given"},
+		{"only a server without skills", []vfs.OriginStatus{
+			{Label: "b", State: "no-skills"},
+		}, "1 server, 1 without the skills extension"},
+	} {
+		if got := liveSummary(vfs.Status{Origins: tc.origins}); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestShortReasonIsOneBoundedLine(t *testing.T) {
+	got := shortReason("list: " + strings.Repeat("x", 500) + "\nsecond line")
+	if strings.Contains(got, "\n") || len([]rune(got)) != maxReason || !strings.HasSuffix(got, "…") {
+		t.Errorf("shortReason = %q (%d runes)", got, len([]rune(got)))
+	}
+}
+
+func TestRequireAll(t *testing.T) {
+	listed := time.Now()
+	st := vfs.Status{Origins: []vfs.OriginStatus{
+		{Label: "ok", State: "connected"},
+		{Label: "was-up", State: "offline", ListedAt: listed, LastError: "session: EOF"},
+		{Label: "slow", State: "connecting"},
+	}}
+	if err := requireAll(mountOptions{requireAll: true}, st); err != nil {
+		t.Errorf("requireAll with no failed server: %v", err)
+	}
+	st.Origins = append(st.Origins, vfs.OriginStatus{Label: "never", State: "offline", LastError: "session: EOF"},
+		vfs.OriginStatus{Label: "broken", State: "failed-to-start", LastError: `session: could not start a session: connect: command "x" not found`})
+	if err := requireAll(mountOptions{}, st); err != nil {
+		t.Errorf("without --require-all: %v", err)
+	}
+	err := requireAll(mountOptions{requireAll: true}, st)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitServers {
+		t.Fatalf("requireAll = %v, want exit code %d", err, exitServers)
+	}
+	want := `--require-all: 2 of 5 servers did not start: never: EOF; broken: command "x" not found`
+	if err.Error() != want {
+		t.Errorf("requireAll:\n got %s\nwant %s", err, want)
+	}
+}
