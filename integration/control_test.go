@@ -379,7 +379,8 @@ func TestControlStatusShowsAServerThatFailedToStart(t *testing.T) {
 	env := runtimeEnv(t)
 	cfg := writeConfig(t, map[string]any{
 		"local":  stdioServe(dir, os.DevNull),
-		"broken": map[string]any{"command": filepath.Join(t.TempDir(), "no-such-server")},
+		// A name on no PATH, short enough that the table shows the whole reason.
+		"broken": map[string]any{"command": "skillfs-test-no-such-server"},
 	}, nil)
 	m := startMountEnv(t, env, cfg)
 	m.warnings = true // the broken server's attempts are logged, as they should be
@@ -394,7 +395,7 @@ func TestControlStatusShowsAServerThatFailedToStart(t *testing.T) {
 		t.Errorf("the honest server beside it: %q", states["local"])
 	}
 	out, _, code := ctl(t, env, "status")
-	if code != 0 || !strings.Contains(out, "failed-to-start") || !strings.Contains(out, "no-such-server") {
+	if code != 0 || !strings.Contains(out, "failed-to-start") || !strings.Contains(out, `command "skillfs-test-no-such-server" not found`) {
 		t.Errorf("skillfs status does not say the server failed to start, and why: exit %d\n%s", code, out)
 	}
 }
