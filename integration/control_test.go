@@ -378,7 +378,7 @@ func TestControlStatusShowsAServerThatFailedToStart(t *testing.T) {
 	genTree(t, dir, "local")
 	env := runtimeEnv(t)
 	cfg := writeConfig(t, map[string]any{
-		"local":  stdioServe(dir, os.DevNull),
+		"local": stdioServe(dir, os.DevNull),
 		// A name on no PATH, short enough that the table shows the whole reason.
 		"broken": map[string]any{"command": "skillfs-test-no-such-server"},
 	}, nil)
