@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"syscall"
@@ -64,7 +63,7 @@ func TestHostileBudgetWindow(t *testing.T) {
 	if _, reason, _, _ := indexEntry(t, m, "evil", "skill://"+refused+"/SKILL.md"); reason != "over-budget" {
 		t.Errorf("%s: reason %q, want over-budget", refused, reason)
 	}
-	if st := budgetStatus(t, m, "evil"); st.BytesFetched > st.Budget || st.Budget != 10<<20 {
+	if st := readStatus(t, m)["evil"]; st.BytesFetched > st.Budget || st.Budget != 10<<20 {
 		t.Errorf("status: %d bytes fetched of a %d budget", st.BytesFetched, st.Budget)
 	}
 	good.check(t, m)
@@ -78,33 +77,4 @@ func TestHostileBudgetWindow(t *testing.T) {
 	if st, _, _, _ := indexEntry(t, m, "evil", "skill://"+refused+"/SKILL.md"); st == "failed" {
 		t.Errorf("%s still failed in index.json after it read", refused)
 	}
-}
-
-type budgetState struct {
-	BytesFetched int64 `json:"bytes_fetched"`
-	Budget       int64 `json:"budget"`
-}
-
-func budgetStatus(t *testing.T, m *mount, label string) budgetState {
-	t.Helper()
-	b, err := os.ReadFile(m.Path(".skillfs", "status.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st struct {
-		Origins []struct {
-			Label string `json:"label"`
-			budgetState
-		} `json:"origins"`
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range st.Origins {
-		if o.Label == label {
-			return o.budgetState
-		}
-	}
-	t.Fatalf("no origin %s in status.json", label)
-	return budgetState{}
 }

@@ -613,10 +613,21 @@ func TestHostileServers(t *testing.T) {
 	}
 }
 
+// originStatus is one origin of status.json, with the fields tests check.
 type originStatus struct {
-	State     string `json:"state"`
-	Truncated string `json:"truncated"`
-	LastError string `json:"last_error"`
+	Label          string `json:"label"`
+	State          string `json:"state"`
+	Catalog        string `json:"catalog"`
+	Skills         int    `json:"skills"`
+	Truncated      string `json:"truncated"`
+	ListResources  int    `json:"list_resources"`
+	ListBytes      int64  `json:"list_bytes"`
+	CacheScope     string `json:"cache_scope"`
+	Withheld       string `json:"withheld"`
+	CatalogUnsaved string `json:"catalog_unsaved"`
+	BytesFetched   int64  `json:"bytes_fetched"`
+	Budget         int64  `json:"budget"`
+	LastError      string `json:"last_error"`
 }
 
 func readStatus(t *testing.T, m *mount) map[string]originStatus {
@@ -626,17 +637,14 @@ func readStatus(t *testing.T, m *mount) map[string]originStatus {
 		t.Fatal(err)
 	}
 	var st struct {
-		Origins []struct {
-			Label string `json:"label"`
-			originStatus
-		} `json:"origins"`
+		Origins []originStatus `json:"origins"`
 	}
 	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
+		t.Fatalf("status.json: %v\n%s", err, b)
 	}
 	out := map[string]originStatus{}
 	for _, o := range st.Origins {
-		out[o.Label] = o.originStatus
+		out[o.Label] = o
 	}
 	return out
 }

@@ -18,40 +18,6 @@ import (
 	"github.com/skillfs/skillfs/integration/hostile"
 )
 
-// listingStatus is one origin of status.json, with the listing's fields.
-type listingStatus struct {
-	Label          string `json:"label"`
-	State          string `json:"state"`
-	Catalog        string `json:"catalog"`
-	Skills         int    `json:"skills"`
-	Truncated      string `json:"truncated"`
-	ListResources  int    `json:"list_resources"`
-	ListBytes      int64  `json:"list_bytes"`
-	CacheScope     string `json:"cache_scope"`
-	Withheld       string `json:"withheld"`
-	CatalogUnsaved string `json:"catalog_unsaved"`
-	LastError      string `json:"last_error"`
-}
-
-func listingStatuses(t *testing.T, m *mount) map[string]listingStatus {
-	t.Helper()
-	b, err := os.ReadFile(m.Path(".skillfs", "status.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st struct {
-		Origins []listingStatus `json:"origins"`
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatalf("status.json: %v\n%s", err, b)
-	}
-	out := map[string]listingStatus{}
-	for _, o := range st.Origins {
-		out[o.Label] = o
-	}
-	return out
-}
-
 // indexListings reads index.json's per-origin truncated and withheld maps.
 func indexListings(t *testing.T, m *mount) (truncated, withheld map[string]string) {
 	t.Helper()
@@ -91,9 +57,9 @@ func TestHeavyListingIsBounded(t *testing.T) {
 	}, map[string]any{"defaults": map[string]any{"limits": map[string]any{"call_timeout": "60s", "list_timeout": "5m"}}})
 	m := startMount(t, cfg, "--startup-timeout", "5m")
 	m.warnings = true // the truncation is a warning, as it should be
-	var st listingStatus
+	var st originStatus
 	waitFor(t, 5*time.Minute, "the heavy origin's live catalog", func() bool {
-		st = listingStatuses(t, m)["heavy"]
+		st = readStatus(t, m)["heavy"]
 		return st.Catalog == "live"
 	})
 	if !strings.Contains(st.Truncated, "max_list_bytes") && !strings.Contains(st.Truncated, "max_list_resources") {
@@ -145,7 +111,7 @@ func TestPrivateListingIsWithheldUnderAllowOther(t *testing.T) {
 	}, nil)
 	m := startMount(t, cfg, "--allow-other")
 	m.warnings = true // the withholding is a warning
-	st := listingStatuses(t, m)
+	st := readStatus(t, m)
 	if p := st["priv"]; p.Withheld == "" || !strings.Contains(p.Withheld, "allow-other") || p.CacheScope != "private" || p.Skills != 0 {
 		t.Errorf("status.json for the private origin: %+v; want it withheld, saying why", p)
 	}
@@ -181,7 +147,7 @@ func TestPrivateListingIsShownWithoutAllowOther(t *testing.T) {
 		"priv": hostileStdio(t, hostile.Options{Fixtures: []string{}, CacheScope: "private"}),
 	}, nil)
 	m := startMount(t, cfg)
-	st := listingStatuses(t, m)["priv"]
+	st := readStatus(t, m)["priv"]
 	if st.Withheld != "" || st.CacheScope != "private" || st.Skills != 2 {
 		t.Errorf("status.json: %+v; want shown, scope private", st)
 	}
@@ -236,7 +202,7 @@ func TestPrivateSavedCatalogStaysWithItsCredentials(t *testing.T) {
 		}, map[string]any{"defaults": map[string]any{"limits": map[string]any{"connect_timeout": "2s"}}})
 	}
 	m := startMount(t, withToken("alice"))
-	if st := listingStatuses(t, m)["priv"]; st.Catalog != "live" || st.Skills != 2 || st.CacheScope != "private" {
+	if st := readStatus(t, m)["priv"]; st.Catalog != "live" || st.Skills != 2 || st.CacheScope != "private" {
 		t.Fatalf("first mount: %+v", st)
 	}
 	want := hostile.Files(hostile.HonestA)["skill://honest-a/SKILL.md"]
@@ -248,7 +214,7 @@ func TestPrivateSavedCatalogStaysWithItsCredentials(t *testing.T) {
 
 	same := &mount{Dir: m.Dir, Cache: m.Cache, log: &syncBuffer{}, warnings: true}
 	same.start(t, withToken("alice"))
-	if st := listingStatuses(t, same)["priv"]; st.Catalog != "saved" || st.Skills != 2 {
+	if st := readStatus(t, same)["priv"]; st.Catalog != "saved" || st.Skills != 2 {
 		t.Errorf("restart, server down, same credentials: %+v; want the saved catalog", st)
 	}
 	if got, err := os.ReadFile(same.Path("priv", "honest-a", "SKILL.md")); err != nil || !bytes.Equal(got, want) {
@@ -258,7 +224,7 @@ func TestPrivateSavedCatalogStaysWithItsCredentials(t *testing.T) {
 
 	other := &mount{Dir: m.Dir, Cache: m.Cache, log: &syncBuffer{}, warnings: true}
 	other.start(t, withToken("mallory"))
-	if st := listingStatuses(t, other)["priv"]; st.Catalog != "none" || st.Skills != 0 {
+	if st := readStatus(t, other)["priv"]; st.Catalog != "none" || st.Skills != 0 {
 		t.Errorf("restart, server down, other credentials: %+v; want no catalog", st)
 	}
 	if _, err := os.Stat(other.Path("priv", "honest-a")); !errors.Is(err, syscall.ENOENT) {
