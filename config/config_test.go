@@ -237,7 +237,7 @@ func TestDefaults(t *testing.T) {
 		MaxFileSize: 16 << 20, Budget: 512 << 20, BudgetWindow: time.Hour, MaxListPages: 1000, MaxListEntries: 100000,
 		MaxListResources: 100000, MaxListBytes: 32 << 20,
 		MaxDirPages: 100, MaxDirEntries: 10000, CallTimeout: 30 * time.Second,
-		ConnectTimeout: 15 * time.Second, ListTimeout: 2 * time.Minute, RefreshInterval: 10 * time.Minute,
+		ConnectTimeout: 15 * time.Second, ListTimeout: 2 * time.Minute, RefreshInterval: 10 * time.Minute, StartAttempts: 10,
 	}
 	if o.Limits != want || DefaultLimits() != want {
 		t.Errorf("limits %+v\nwant   %+v", o.Limits, want)

@@ -48,7 +48,8 @@
 //	        "call_timeout": "30s",                  // each request
 //	        "connect_timeout": "15s",               // connect + handshake
 //	        "list_timeout": "2m",                   // a whole skills/list enumeration
-//	        "refresh_interval": "10m"               // periodic re-list; 0 disables
+//	        "refresh_interval": "10m",              // periodic re-list; 0 disables
+//	        "start_attempts": 10                    // failed starts in a row before retrying stops
 //	      }
 //	    },
 //	    "servers": {                                // one origin each; overrides defaults key by key

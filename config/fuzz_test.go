@@ -132,7 +132,7 @@ func checkConfig(t *testing.T, cfg *Config) {
 		}
 		l := o.Limits
 		if l.MaxFileSize <= 0 || l.Budget <= 0 || l.BudgetWindow <= 0 || l.MaxListPages <= 0 || l.MaxListEntries <= 0 || l.MaxListResources <= 0 || l.MaxListBytes <= 0 || l.MaxDirPages <= 0 ||
-			l.MaxDirEntries <= 0 || l.CallTimeout <= 0 || l.ConnectTimeout <= 0 || l.ListTimeout <= 0 || l.RefreshInterval < 0 {
+			l.MaxDirEntries <= 0 || l.CallTimeout <= 0 || l.ConnectTimeout <= 0 || l.ListTimeout <= 0 || l.RefreshInterval < 0 || l.StartAttempts <= 0 {
 			t.Fatalf("limits out of range: %+v", l)
 		}
 	}
@@ -187,7 +187,7 @@ func render(cfg *Config) []byte {
 				"max_list_resources": l.MaxListResources, "max_list_bytes": l.MaxListBytes,
 				"max_dir_pages": l.MaxDirPages, "max_dir_entries": l.MaxDirEntries,
 				"call_timeout": l.CallTimeout.String(), "connect_timeout": l.ConnectTimeout.String(),
-				"list_timeout": l.ListTimeout.String(), "refresh_interval": l.RefreshInterval.String(),
+				"list_timeout": l.ListTimeout.String(), "refresh_interval": l.RefreshInterval.String(), "start_attempts": l.StartAttempts,
 			},
 		}
 		if o.Pin != nil {

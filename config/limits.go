@@ -27,6 +27,11 @@ type Limits struct {
 	ConnectTimeout   time.Duration // connect + handshake; default 15s
 	ListTimeout      time.Duration // whole skills/list enumeration; default 2m
 	RefreshInterval  time.Duration // periodic re-list; default 10m; 0 disables
+	// StartAttempts is how many times in a row a session may fail to start
+	// (the command does not run, the URL does not answer, the handshake
+	// fails) before skillfs stops retrying until SIGHUP or a change of the
+	// server's entry; default 10 (about 2 minutes of backoff).
+	StartAttempts int
 }
 
 // DefaultLimits returns the limits an origin has when the config says
@@ -50,6 +55,7 @@ func DefaultLimits() Limits {
 		ConnectTimeout:   15 * time.Second,
 		ListTimeout:      2 * time.Minute,
 		RefreshInterval:  10 * time.Minute,
+		StartAttempts:    10,
 	}
 }
 
@@ -81,6 +87,7 @@ var limitKeys = []struct {
 	{key: "connect_timeout", kind: durationLimit, set: func(l *Limits, v int64) { l.ConnectTimeout = time.Duration(v) }},
 	{key: "list_timeout", kind: durationLimit, set: func(l *Limits, v int64) { l.ListTimeout = time.Duration(v) }},
 	{key: "refresh_interval", kind: durationLimit, zeroOK: true, set: func(l *Limits, v int64) { l.RefreshInterval = time.Duration(v) }},
+	{key: "start_attempts", kind: countLimit, set: func(l *Limits, v int64) { l.StartAttempts = int(v) }},
 }
 
 func limitKeyNames() []string {

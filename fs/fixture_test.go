@@ -124,8 +124,10 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 	}
 	v.Start(ctx)
 	t.Cleanup(func() {
-		cancel()
+		// The mount's order: its origins stop before the server goes.
+		v.Stop()
 		v.Wait()
+		cancel()
 		for _, r := range f.logs.take() {
 			if !f.expected(r.msg) {
 				t.Errorf("unexpected log line: %s %s %v", r.level, r.msg, r.attrs)

@@ -615,6 +615,7 @@ func TestHostileServers(t *testing.T) {
 
 // originStatus is one origin of status.json, with the fields tests check.
 type originStatus struct {
+	FailedStarts   int    `json:"failed_starts"`
 	Label          string `json:"label"`
 	State          string `json:"state"`
 	Catalog        string `json:"catalog"`

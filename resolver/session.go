@@ -48,7 +48,11 @@ const (
 	// StateFailed: the last attempt could not start a session at all (the
 	// command did not run, the URL did not answer, the handshake failed);
 	// retried with backoff like an offline server.
-	StateFailed  State = "failed-to-start"
+	StateFailed State = "failed-to-start"
+	// StateGaveUp: the session failed to start Limits.StartAttempts times
+	// in a row; it is not retried until Refresh (SIGHUP) or until the
+	// mount is given a changed entry for the server.
+	StateGaveUp  State = "gave-up"
 	StateStopped State = "stopped"
 )
 
@@ -68,6 +72,10 @@ type Status struct {
 	Reads         int64         // resources/read requests sent
 	LastError     string
 	LastErrorAt   time.Time
+	// FailedStarts counts the attempts in a row that could not start a
+	// session; a session that starts resets it. A server between two
+	// attempts shows StateConnecting with FailedStarts > 0.
+	FailedStarts int
 }
 
 // A Session is one configured server (config.Origin) and its supervised
@@ -250,8 +258,26 @@ func (o *Session) Run(ctx context.Context) error {
 			break
 		}
 		state := StateOffline
+		o.mu.Lock()
 		if errors.Is(err, errStart) {
 			state = StateFailed
+			o.status.FailedStarts++
+		}
+		failedStarts := o.status.FailedStarts
+		o.mu.Unlock()
+		if n := o.limits.StartAttempts; n > 0 && failedStarts >= n {
+			o.setStateError(StateGaveUp, "session", fmt.Errorf("%w (failed to start %d times in a row; not retrying until SIGHUP or a change to this server's entry)", err, failedStarts))
+			o.log.Error("server failed to start; not retrying until SIGHUP or a change to its entry", "op", "connect", "attempts", failedStarts, "err", err)
+			select {
+			case <-ctx.Done():
+			case <-o.relist:
+				o.log.Info("trying the server again", "op", "connect")
+			}
+			o.mu.Lock()
+			o.status.FailedStarts = 0
+			o.mu.Unlock()
+			backoff = minBackoff
+			continue
 		}
 		// One update, so that whoever sees the state also sees its reason.
 		o.setStateError(state, "session", err)
@@ -303,6 +329,7 @@ func (o *Session) runSession(ctx context.Context) (healthy bool, err error) {
 	directoryRead, declared := skillsExtension(ir)
 	o.mu.Lock()
 	o.sess = cs
+	o.status.FailedStarts = 0
 	o.status.Protocol = ir.ProtocolVersion
 	if ir.ServerInfo != nil {
 		o.status.ServerName = ir.ServerInfo.Name

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 
@@ -26,6 +27,13 @@ type branch struct {
 	// required); the catalog places only approved skills.
 	approvals *approvalBook
 	files     fileTable // the Files the kernel holds, one per version
+
+	// life ends when the origin stops (unmount, or a reload that removes
+	// or changes it); stop ends it, and done is closed once its supervisor
+	// has returned. arm sets them.
+	life context.Context
+	stop context.CancelFunc
+	done chan struct{}
 
 	ready  chan struct{} // closed once a catalog (live or saved) is held, or the server failed
 	readyO sync.Once
@@ -64,6 +72,34 @@ func newBranch(f *Core, oc config.Origin, so *store.Bucket) *branch {
 	}
 	o.dirs = newDirReads(oc.Label, o.res, o.cat, log, f.now, f.started)
 	return o
+}
+
+// ReasonStopped: the read was waiting on a server when the mount began to
+// unmount, or when a reload removed or changed the server.
+const ReasonStopped = "stopped"
+
+var errStopped = errors.New("the mount is stopping, or this server's entry was removed or changed by a config reload")
+
+// bound ties a read to the origin's life: a read waiting on the server
+// fails with ReasonStopped when the origin stops, rather than hold an
+// unmount (and Ctrl-C) for as long as a stalled server's call timeout. The
+// returned func, given the read's error, turns the cancellation into that
+// ReadError.
+func (o *branch) bound(ctx context.Context) (context.Context, func(error) error) {
+	if o.life == nil {
+		return ctx, func(err error) error { return err }
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(o.life, func() { cancel(errStopped) })
+	return ctx, func(err error) error {
+		unhook()
+		stopped := context.Cause(ctx) == errStopped
+		cancel(nil)
+		if err != nil && stopped {
+			return &ReadError{Path: joinPath(o.cfg.Label, ""), Reason: ReasonStopped, Err: errStopped}
+		}
+		return err
+	}
 }
 
 func (o *branch) markReady() { o.readyO.Do(func() { close(o.ready) }) }

@@ -112,7 +112,7 @@ func (f *Core) find(ref SkillRef) (found, error) {
 	if ref.Origin == "" || ref.URI == "" {
 		return found{}, &RefError{Ref: ref, Reason: "name a skill by its path, or by origin and SKILL.md URI"}
 	}
-	o, ok := f.branches[ref.Origin]
+	o, ok := f.branch(ref.Origin)
 	if !ok {
 		return found{}, fmt.Errorf("%s: %w", ref, ErrNotExist)
 	}
@@ -231,8 +231,7 @@ func (f *Core) ShowSkillMD(ctx context.Context, ref SkillRef) ([]byte, error) {
 // what changed.
 func (f *Core) Pending() []Pending {
 	out := []Pending{}
-	for _, label := range f.labels {
-		o := f.branches[label]
+	for label, o := range f.all() {
 		t := o.cat.current()
 		for _, h := range t.waiting {
 			if h.state != approvalPending && h.state != approvalChanged {
@@ -286,7 +285,7 @@ func (f *Core) Approve(refs []SkillRef) ([]SkillInfo, error) {
 
 // ApproveAll approves every pending skill (new or changed) of one origin.
 func (f *Core) ApproveAll(label string) ([]SkillInfo, error) {
-	o, ok := f.branches[label]
+	o, ok := f.branch(label)
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", label, ErrNotExist)
 	}
@@ -335,7 +334,7 @@ func (f *Core) Revoke(refs []SkillRef) ([]SkillInfo, error) {
 // Get confirms an unlisted skill with skills/get and holds it like a
 // listed one (rule 4); under approval: required it is then pending.
 func (f *Core) Get(ctx context.Context, label, uri string) (SkillInfo, error) {
-	o, ok := f.branches[label]
+	o, ok := f.branch(label)
 	if !ok {
 		return SkillInfo{}, fmt.Errorf("%s: %w", label, ErrNotExist)
 	}

@@ -235,7 +235,9 @@ func (fl *File) check() error {
 
 // bytes returns the File's verified bytes, loading them if needed. fl.mu
 // is held.
-func (fl *File) bytes(ctx context.Context) ([]byte, error) {
+func (fl *File) bytes(ctx context.Context) (b []byte, err error) {
+	ctx, done := fl.o.bound(ctx)
+	defer func() { err = done(err) }()
 	if fl.n.file.dynamic {
 		if !fl.dynOK {
 			b, err := fl.o.rd.fetchDynamic(ctx, fl.n, fl.gen)

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillfs/skillfs/config"
@@ -50,9 +52,12 @@ type Core struct {
 	log        *slog.Logger
 	now        func() time.Time
 	staleRetry time.Duration
-	branches   map[string]*branch
-	labels     []string
-	started    time.Time
+	// set is the origins the mount serves; Apply swaps in another.
+	set     atomic.Pointer[branchSet]
+	started time.Time
+	// runCtx is Start's context, for origins a reload adds later.
+	runCtx   context.Context
+	reloadMu sync.Mutex
 
 	feed
 
@@ -70,8 +75,9 @@ func New(opts Options) (*Core, error) {
 	if now == nil {
 		now = time.Now
 	}
-	f := &Core{generated: &generated{}, opts: opts, log: log, now: now, staleRetry: cmp.Or(opts.StaleRetry, DefaultStaleRetry), branches: map[string]*branch{}, started: now()}
+	f := &Core{generated: &generated{}, opts: opts, log: log, now: now, staleRetry: cmp.Or(opts.StaleRetry, DefaultStaleRetry), started: now()}
 	f.generated.f = f
+	set := &branchSet{byLabel: map[string]*branch{}}
 	for _, oc := range opts.Config.Origins {
 		if oc.Label == MetaDir {
 			return nil, fmt.Errorf("origin label %q is reserved", oc.Label)
@@ -80,31 +86,87 @@ func New(opts Options) (*Core, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store for %s: %w", oc.Label, err)
 		}
-		o := newBranch(f, oc, so)
-		f.branches[oc.Label] = o
-		f.labels = append(f.labels, oc.Label)
+		set.byLabel[oc.Label] = newBranch(f, oc, so)
+		set.labels = append(set.labels, oc.Label)
 	}
-	slices.Sort(f.labels)
+	slices.Sort(set.labels)
+	f.set.Store(set)
 	return f, nil
+}
+
+// A branchSet is the origins of one config, immutable once stored: a
+// reload (Apply) stores a new one.
+type branchSet struct {
+	byLabel map[string]*branch
+	labels  []string // sorted
+}
+
+// all yields every origin in label order, from one set.
+func (f *Core) all() iter.Seq2[string, *branch] {
+	set := f.set.Load()
+	return func(yield func(string, *branch) bool) {
+		for _, label := range set.labels {
+			if !yield(label, set.byLabel[label]) {
+				return
+			}
+		}
+	}
+}
+
+// branch returns the origin with a label.
+func (f *Core) branch(label string) (*branch, bool) {
+	o, ok := f.set.Load().byLabel[label]
+	return o, ok
 }
 
 // Start loads each origin's saved catalog and starts its supervisor. The
 // supervisors stop when ctx ends; Wait waits for them.
 func (f *Core) Start(ctx context.Context) {
-	for _, label := range f.labels {
-		o := f.branches[label]
-		o.rd.flags.load()
-		o.approvals.load()
-		if o.cat.loadSaved() {
-			o.markReady()
-		}
-		f.wg.Add(1)
-		go func() {
-			defer f.wg.Done()
-			o.res.Run(ctx)
-			o.rd.flags.flush() // a save still waiting for its delay
-		}()
+	f.reloadMu.Lock()
+	defer f.reloadMu.Unlock()
+	f.runCtx = ctx
+	for _, o := range f.all() {
+		f.arm(o)
 	}
+	for _, o := range f.all() {
+		f.launch(o)
+	}
+}
+
+// Stop stops every origin's supervisor and fails the reads waiting on a
+// server (ReasonStopped), so that an unmount need not wait for a stalled
+// server's call timeout. Bytes already held are still served.
+func (f *Core) Stop() {
+	for _, o := range f.all() {
+		if o.stop != nil {
+			o.stop()
+		}
+	}
+}
+
+// arm gives an origin the context it lives in, before any read can reach
+// it.
+func (f *Core) arm(o *branch) {
+	o.life, o.stop = context.WithCancel(f.runCtx)
+	o.rd.life = o.life
+	o.done = make(chan struct{})
+}
+
+// launch loads an armed origin's saved state and starts its supervisor,
+// which runs until Start's context ends or the origin is stopped.
+func (f *Core) launch(o *branch) {
+	o.rd.flags.load()
+	o.approvals.load()
+	if o.cat.loadSaved() {
+		o.markReady()
+	}
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		defer close(o.done)
+		o.res.Run(o.life)
+		o.rd.flags.flush() // a save still waiting for its delay
+	}()
 }
 
 // Subscribe has fn told, from then on, which mount-relative paths every
@@ -155,15 +217,14 @@ func (f *Core) Ready(ctx context.Context) []string {
 	defer tick.Stop()
 	for {
 		var waiting []string
-		for _, label := range f.labels {
-			o := f.branches[label]
+		for label, o := range f.all() {
 			select {
 			case <-o.ready:
 				continue
 			default:
 			}
 			switch o.res.Status().State {
-			case resolver.StateOffline, resolver.StateFailed, resolver.StateNoSkills:
+			case resolver.StateOffline, resolver.StateFailed, resolver.StateGaveUp, resolver.StateNoSkills:
 				o.markReady()
 				continue
 			}
@@ -181,11 +242,12 @@ func (f *Core) Ready(ctx context.Context) []string {
 }
 
 // Labels returns the origin labels in order.
-func (f *Core) Labels() []string { return slices.Clone(f.labels) }
+func (f *Core) Labels() []string { return slices.Clone(f.set.Load().labels) }
 
-// Refresh asks every origin to enumerate again (SIGHUP).
+// Refresh asks every origin to enumerate again (SIGHUP); an origin that gave
+// up starting tries again.
 func (f *Core) Refresh() {
-	for _, o := range f.branches {
+	for _, o := range f.all() {
 		o.res.Refresh()
 	}
 }
@@ -203,7 +265,7 @@ func joinPath(a, b string) string {
 // resolve splits a mount-relative path into its origin and the path below.
 func (f *Core) resolve(p string) (*branch, string, bool) {
 	label, rest, _ := strings.Cut(p, "/")
-	o, ok := f.branches[label]
+	o, ok := f.branch(label)
 	return o, rest, ok
 }
 
@@ -288,10 +350,11 @@ func (o *branch) attr(n *node) Attr {
 // ReadDir lists the directory at a mount-relative path.
 func (f *Core) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 	if p == "" {
-		out := make([]DirEntry, 0, len(f.labels)+1)
+		set := f.set.Load()
+		out := make([]DirEntry, 0, len(set.labels)+1)
 		out = append(out, DirEntry{Name: MetaDir, Kind: KindDir, Ino: metaIno(MetaDir)})
-		for _, label := range f.labels {
-			o := f.branches[label]
+		for _, label := range set.labels {
+			o := set.byLabel[label]
 			out = append(out, DirEntry{Name: label, Kind: KindDir, Ino: o.cat.current().nodes[""].ino})
 		}
 		return out, nil

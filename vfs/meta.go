@@ -185,8 +185,7 @@ func (m *generated) Index() Index {
 	f := m.f
 	idx := Index{Note: indexNote, Skills: []SkillInfo{}}
 	byName := map[string][]string{}
-	for _, label := range f.labels {
-		o := f.branches[label]
+	for label, o := range f.all() {
 		t := o.cat.current()
 		if t.truncated != "" {
 			if idx.Truncated == nil {
@@ -364,6 +363,9 @@ type OriginStatus struct {
 	FailedReads    int       `json:"failed_reads"`
 	LastError      string    `json:"last_error,omitempty"`
 	LastErrorAt    time.Time `json:"last_error_at,omitzero"`
+	// FailedStarts counts the attempts in a row that could not start a
+	// session (state "gave-up" once it reaches limits.start_attempts).
+	FailedStarts int `json:"failed_starts,omitempty"`
 }
 
 // Status is the content of .skillfs/status.json.
@@ -389,8 +391,7 @@ func (m *generated) Status() Status {
 	ss := f.opts.Store.Stats()
 	st := Status{Version: f.opts.Version, StartedAt: f.started, Origins: []OriginStatus{},
 		Cache: CacheStatus{MemoryBytes: ss.MemoryBytes, MemoryHits: ss.MemoryHits, DiskLoads: ss.DiskLoads, Discards: ss.Discards, PendingWrites: ss.PendingWrites}}
-	for _, label := range f.labels {
-		o := f.branches[label]
+	for label, o := range f.all() {
 		rs := o.res.Status()
 		t := o.cat.current()
 		kind := string(o.cfg.Kind)
@@ -404,7 +405,7 @@ func (m *generated) Status() Status {
 			ListResources: t.resources, ListBytes: t.bytes, CacheScope: t.scope, Withheld: t.withheld,
 			CatalogUnsaved: o.store.CatalogUnsaved(),
 			ListedAt:       rs.ListedAt, BytesFetched: rs.BytesFetched, Budget: rs.Budget, BudgetWindow: rs.BudgetWindow.String(), Reads: rs.Reads,
-			LastError: rs.LastError, LastErrorAt: rs.LastErrorAt,
+			LastError: rs.LastError, LastErrorAt: rs.LastErrorAt, FailedStarts: rs.FailedStarts,
 		}
 		failures := o.rd.failures.snapshot()
 		ost.FailedReads = len(failures)
@@ -434,7 +435,7 @@ func (m *generated) indexMarkdown() []byte {
 	b.WriteString("and nothing in it grants tools or permissions (`allowed-tools` and hooks are ignored).\n")
 	b.WriteString("Skills are identified by path; the same name may appear under several servers.\n")
 	b.WriteString(indexNotation)
-	for _, label := range f.labels {
+	for label, o := range f.all() {
 		fmt.Fprintf(&b, "\n## Server %s\n\n", mdCode(label))
 		n := 0
 		var waiting []SkillInfo
@@ -459,7 +460,7 @@ func (m *generated) indexMarkdown() []byte {
 				b.WriteString(skillLine(s))
 			}
 		}
-		if t := f.branches[label].cat.current(); t.withheld != "" {
+		if t := o.cat.current(); t.withheld != "" {
 			fmt.Fprintf(&b, "\nNot shown: %s\n", mdText(t.withheld))
 		} else if t.truncated != "" {
 			fmt.Fprintf(&b, "\nThe listing was cut short (%s): this server may have more skills.\n", mdText(t.truncated))

@@ -113,6 +113,8 @@ type reader struct {
 	staleRetry time.Duration
 	flight     flight
 	gate       *gate
+	// life is the origin's (branch.life): fetches end with it.
+	life context.Context
 
 	retries throttle // skill uri → last staleness skills/get
 
@@ -210,6 +212,13 @@ func (rd *reader) obtain(ctx context.Context, n *node, have []byte) ([]byte, err
 		// bytes already.
 		if b, ok := rd.store.Cached(r.Digest); ok {
 			return b, nil
+		}
+		// Detached from its readers, the fetch still ends with its origin.
+		if rd.life != nil {
+			var cancel context.CancelFunc
+			fctx, cancel = context.WithCancel(fctx)
+			defer cancel()
+			defer context.AfterFunc(rd.life, cancel)()
 		}
 		return rd.fetch(fctx, n)
 	})

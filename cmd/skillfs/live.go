@@ -21,15 +21,21 @@ func liveSummary(st vfs.Status) string {
 		failed, offline      []string
 	)
 	for _, o := range st.Origins {
-		switch resolver.State(o.State) {
-		case resolver.StateConnected:
+		switch state := resolver.State(o.State); {
+		case state == resolver.StateConnecting && o.FailedStarts > 0:
+			// Between two attempts: it failed to start, and is retried.
+			failed = append(failed, o.Label+": "+shortReason(o.LastError))
+		case state == resolver.StateConnected:
 			connected++
 			skills += o.Skills
-		case resolver.StateNoSkills:
+		case state == resolver.StateNoSkills:
 			noSkills++
-		case resolver.StateFailed:
+		case state == resolver.StateGaveUp:
+			why, _, _ := strings.Cut(o.LastError, gaveUpNote)
+			failed = append(failed, fmt.Sprintf("%s: gave up after %d failed starts (SIGHUP tries again): %s", o.Label, o.FailedStarts, shortReason(why)))
+		case state == resolver.StateFailed:
 			failed = append(failed, o.Label+": "+shortReason(o.LastError))
-		case resolver.StateOffline:
+		case state == resolver.StateOffline:
 			offline = append(offline, o.Label+": "+shortReason(o.LastError))
 		default:
 			connecting++
@@ -66,7 +72,7 @@ func requireAll(opts mountOptions, st vfs.Status) error {
 	var bad []string
 	for _, o := range st.Origins {
 		s := resolver.State(o.State)
-		if s == resolver.StateFailed || s == resolver.StateOffline && o.ListedAt.IsZero() {
+		if s == resolver.StateFailed || s == resolver.StateGaveUp || o.FailedStarts > 0 || s == resolver.StateOffline && o.ListedAt.IsZero() {
 			bad = append(bad, o.Label+": "+shortReason(o.LastError))
 		}
 	}
@@ -79,6 +85,10 @@ func requireAll(opts mountOptions, st vfs.Status) error {
 
 // maxReason bounds a reason on the ready line; status.json has it whole.
 const maxReason = 120
+
+// gaveUpNote starts what the resolver adds to the error of a server that
+// gave up; the ready line says it in fewer words.
+const gaveUpNote = " (failed to start "
 
 // shortReason is a server's last error fit for one line: its first line,
 // without the supervisor's wrapping, cut at maxReason characters.

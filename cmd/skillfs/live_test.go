@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,12 @@ func TestLiveSummary(t *testing.T) {
 			{Label: "d", State: "offline", LastError: "session: EOF\nmore"},
 			{Label: "e", State: "failed-to-start"},
 		}, "5 servers, 1 connected (1 skill), 1 without the skills extension, 1 still connecting, 1 offline: d: EOF, 1 failed: e: no reason given"},
+		{"failed, and connecting again", []vfs.OriginStatus{
+			{Label: "acme", State: "connecting", FailedStarts: 2, LastError: notFound},
+		}, `1 server, none connected, 1 failed: acme: command "acme-mcp" not found`},
+		{"gave up", []vfs.OriginStatus{
+			{Label: "acme", State: "gave-up", FailedStarts: 10, LastError: notFound + " (failed to start 10 times in a row; not retrying until SIGHUP or a change to this server's entry)"},
+		}, `1 server, none connected, 1 failed: acme: gave up after 10 failed starts (SIGHUP tries again): command "acme-mcp" not found`},
 		{"only a server without skills", []vfs.OriginStatus{
 			{Label: "b", State: "no-skills"},
 		}, "1 server, 1 without the skills extension"},
@@ -55,6 +62,11 @@ func TestRequireAll(t *testing.T) {
 		{Label: "was-up", State: "offline", ListedAt: listed, LastError: "session: EOF"},
 		{Label: "slow", State: "connecting"},
 	}}
+	retrying := st
+	retrying.Origins = append(slices.Clone(st.Origins), vfs.OriginStatus{Label: "retry", State: "connecting", FailedStarts: 1, LastError: "session: could not start a session: connect: refused"})
+	if err := requireAll(mountOptions{requireAll: true}, retrying); err == nil || !strings.Contains(err.Error(), "retry: refused") {
+		t.Errorf("requireAll with a server that failed and is connecting again = %v, want it named", err)
+	}
 	if err := requireAll(mountOptions{requireAll: true}, st); err != nil {
 		t.Errorf("requireAll with no failed server: %v", err)
 	}

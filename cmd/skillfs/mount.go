@@ -8,13 +8,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,8 +37,13 @@ type mountOptions struct {
 	memProfile     string
 	staleRetry     time.Duration
 	requireAll     bool
+	daemon         bool
+	logFile        string
+	pidFile        string
 	// ready, when set, receives the mount's ready line instead of stdout.
 	ready io.Writer
+	// readyPipe, in a --daemon child, is ready's pipe, closed after the line.
+	readyPipe *os.File
 	// logOut is where logs go; stderr by default.
 	logOut io.Writer
 }
@@ -58,6 +61,9 @@ func (o *mountOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.memProfile, "memprofile", "", "write a heap profile to `FILE` when unmounting")
 	f.DurationVar(&o.staleRetry, "stale-retry", vfs.DefaultStaleRetry, "how often a failed read may ask a server for a fresh entry of one skill (for tests)")
 	f.BoolVar(&o.requireAll, "require-all", false, "exit with code 5, mounting nothing, when a server fails to start within --startup-timeout")
+	f.BoolVar(&o.daemon, "daemon", false, "run in the background: return once the mount is live (exit 0), log to --log-file, write --pid-file")
+	f.StringVar(&o.logFile, "log-file", "", "append logs to `FILE` instead of stderr (with --daemon: $XDG_STATE_HOME/skillfs/<mountpoint>.log); reopened on SIGHUP")
+	f.StringVar(&o.pidFile, "pid-file", "", "write the daemon's pid to `FILE` while mounted (with --daemon: $XDG_STATE_HOME/skillfs/<mountpoint>.pid)")
 	f.MarkHidden("stale-retry")
 	f.MarkHidden("cpuprofile")
 	f.MarkHidden("memprofile")
@@ -75,7 +81,14 @@ index.md and status.json. Files are fetched when first read and served only afte
 their size and sha256 digest (and, for SKILL.md, the frontmatter) match the listing.
 
 With no config file, the embedded demo server is mounted (as with --demo).
-The command stays in the foreground; SIGINT or SIGTERM unmounts, SIGHUP re-lists.
+The command stays in the foreground; SIGINT or SIGTERM unmounts. SIGHUP re-reads
+the config file (servers added, removed or changed are applied; a config with
+errors is logged and the running one kept), lists every server again, retries
+servers that gave up starting, and reopens --log-file.
+
+With --daemon it returns once the mount is live (exit 0, printing the ready line
+and the daemon's pid), or with the reason and the end of the log when it cannot
+be. Under systemd (Type=notify) the mount reports READY=1, STATUS= and STOPPING=1.
 
 The config is the mcpServers file MCP hosts use, plus an optional skillfs
 section (every key and default: config/doc.go), in JSON or YAML:
@@ -92,6 +105,16 @@ Exit codes: 0 unmounted cleanly, 1 runtime failure, 2 usage or config error,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if rp := readyPipe(); rp != nil {
+				// A --daemon child: the parent waits for this line.
+				opts.ready, opts.readyPipe = rp, rp
+			} else if opts.daemon {
+				mnt, err := filepath.Abs(args[0])
+				if err != nil {
+					return usageError(err)
+				}
+				return runDaemon(opts, mnt, cmd.OutOrStdout())
+			}
 			if opts.ready == nil {
 				opts.ready = cmd.OutOrStdout()
 			}
@@ -120,6 +143,15 @@ func newLogger(w io.Writer, level string, debug bool) (*slog.Logger, error) {
 const defaultGCPercent = 50
 
 func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
+	var logs *logFile
+	if opts.logFile != "" {
+		lf, err := openLogFile(opts.logFile)
+		if err != nil {
+			return err
+		}
+		defer lf.Close()
+		logs, opts.logOut = lf, lf
+	}
 	log, err := newLogger(opts.logOut, opts.logLevel, opts.debug)
 	if err != nil {
 		return err
@@ -148,6 +180,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		return err
 	}
 	defer st.Close() // waits for disk writes under way
+	origins.IdentityKey = st.IdentityKey
 	if err := skfs.PrepareMountpoint(mnt, log); err != nil {
 		return &exitError{code: exitMount, err: err}
 	}
@@ -172,8 +205,23 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		return &exitError{code: exitMount, err: fmt.Errorf("%w%s", err, mountHint(err))}
 	}
 	defer startControl(ctx, v, mnt, opts, log)()
-	fmt.Fprintf(opts.ready, "skillfs: mounted %s: %s\n", mnt, liveSummary(v.Status()))
-	return serveMount(ctx, live, v, mnt, opts, log)
+	removePid, err := writePidFile(opts.pidFile)
+	if err != nil {
+		live.Unmount()
+		return usageError(err)
+	}
+	defer removePid()
+	summary := liveSummary(v.Status())
+	log.Info("mounted", "path", mnt, "servers", summary)
+	fmt.Fprintf(opts.ready, "skillfs: mounted %s: %s\n", mnt, summary)
+	if opts.readyPipe != nil {
+		opts.readyPipe.Close() // the --daemon parent returns on this
+	}
+	var sd notifier
+	sd.send("READY=1", "STATUS="+summary)
+	defer sd.send("STOPPING=1")
+	m := &running{live: live, v: v, mnt: mnt, opts: opts, log: log, logs: logs, sd: &sd, origins: origins}
+	return m.serve(ctx)
 }
 
 // tuneGC sets the daemon's GOGC unless the environment sets one: the
@@ -261,43 +309,6 @@ func waitReady(ctx context.Context, v *vfs.Core, timeout time.Duration, log *slo
 	return true
 }
 
-// serveMount runs a live mount until a signal or an unmount from outside:
-// SIGHUP lists every server again, SIGUSR1 writes the heap profile.
-func serveMount(ctx context.Context, live *skfs.Mount, v *vfs.Core, mnt string, opts mountOptions, log *slog.Logger) error {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP, syscall.SIGUSR1)
-	defer signal.Stop(hup)
-	gone := make(chan struct{})
-	go func() { live.Wait(); close(gone) }()
-	for {
-		select {
-		case sig := <-hup:
-			if sig == syscall.SIGUSR1 {
-				writeHeapProfile(opts.memProfile)
-				continue
-			}
-			log.Info("SIGHUP: listing every server again")
-			v.Refresh()
-			continue
-		case <-gone:
-			log.Info("unmounted from outside", "path", mnt)
-			return nil
-		case <-ctx.Done():
-		}
-		break
-	}
-	if err := live.Unmount(); err != nil {
-		if lerr := skfs.UnmountPath(mnt, true); lerr != nil {
-			return fmt.Errorf("unmount %s: %w (lazy unmount: %v)", mnt, err, lerr)
-		}
-		// go-fuse's own attempt fell back to a fusermount that need not
-		// exist; the lazy unmount succeeded, so its error is no news.
-		log.Debug("unmount failed; detached lazily", "path", mnt, "err", err)
-		return &exitError{code: exitUnmountBusy, err: fmt.Errorf("%s was busy; detached it lazily, it disappears when the last user lets go", mnt)}
-	}
-	return nil
-}
-
 // startProfiles starts a CPU profile and arranges a heap profile; the
 // returned func writes them.
 func startProfiles(cpu, mem string) (func(), error) {
@@ -361,6 +372,11 @@ type servers struct {
 	Config *config.Config
 	Dial   map[string]func(context.Context) (io.ReadWriteCloser, error)
 	Close  func()
+	// Path is the config file, "" for the demo; SIGHUP re-reads it.
+	Path string
+	// IdentityKey is the cache's key for origin ids (set once the cache
+	// is open), for a re-read config.
+	IdentityKey func() ([]byte, error)
 }
 
 // loadOrigins returns the configured servers, or the in-process demo when
@@ -378,7 +394,7 @@ func loadOrigins(ctx context.Context, opts mountOptions, log *slog.Logger) (*ser
 		cfg, err := config.Load(path)
 		switch {
 		case err == nil:
-			return &servers{Config: cfg, Close: func() {}}, nil
+			return &servers{Config: cfg, Close: func() {}, Path: path}, nil
 		case errors.Is(err, fs.ErrNotExist) && opts.configPath == "":
 			fmt.Fprintf(opts.logOut, "skillfs: no config at %s; mounting the embedded demo server (see `skillfs mount --help`)\n", path)
 		default:

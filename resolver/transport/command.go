@@ -20,8 +20,10 @@ import (
 
 const (
 	// stopGrace is how long Close waits after closing the server's stdin, and
-	// again after SIGTERM, before escalating.
-	stopGrace = 2 * time.Second
+	// again after SIGTERM, before escalating. A server that exits on end of
+	// input (as the spec asks) is gone well within it; one that does not
+	// must not hold Ctrl-C for more than about a second.
+	stopGrace = 500 * time.Millisecond
 	// maxStderrLine bounds one logged stderr line; the rest of a longer line
 	// is discarded.
 	maxStderrLine = 4 << 10

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/coreos/go-systemd/v22/daemon"
+)
+
+// Background mode (mount --daemon): the command starts itself again as a
+// child in a session of its own, with stdin from /dev/null and stdout and
+// stderr appended to the log file, and waits. The child mounts as in the
+// foreground and, once the mount is live, writes its ready line to a pipe
+// (descriptor 3, named by readyFDEnv) and closes it; the parent prints that
+// line and exits 0. When the child exits first, the parent prints the end
+// of the log and exits with the child's code.
+
+// readyFDEnv names, in a daemon child, the descriptor its ready line goes to.
+const readyFDEnv = "SKILLFS_READY_FD"
+
+// stateDir is where a background mount keeps its log and pid files:
+// $XDG_STATE_HOME/skillfs, else ~/.local/state/skillfs.
+func stateDir() (string, error) {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" || !filepath.IsAbs(dir) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find the state directory: %w; set HOME or XDG_STATE_HOME, or pass --log-file and --pid-file", err)
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "skillfs"), nil
+}
+
+// mountName turns an absolute mountpoint into a file name the way
+// systemd-escape --path does for the common characters: "/" becomes "-",
+// and anything but letters, digits, "_" and "." is written \xNN.
+// /root/.cache/mcp-skills → root-.cache-mcp\x2dskills
+func mountName(mnt string) string {
+	p := strings.Trim(filepath.Clean(mnt), "/")
+	if p == "" {
+		return "-"
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '/':
+			b.WriteByte('-')
+		case c == '.' && i == 0:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '.':
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		}
+	}
+	return b.String()
+}
+
+// defaultFiles fills in --log-file and --pid-file for a background mount.
+func (o *mountOptions) defaultFiles(mnt string) error {
+	if o.logFile != "" && o.pidFile != "" {
+		return nil
+	}
+	dir, err := stateDir()
+	if err != nil {
+		return usageError(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return usageError(fmt.Errorf("state directory: %w (pass --log-file and --pid-file to put them elsewhere)", err))
+	}
+	name := mountName(mnt)
+	if o.logFile == "" {
+		o.logFile = filepath.Join(dir, name+".log")
+	}
+	if o.pidFile == "" {
+		o.pidFile = filepath.Join(dir, name+".pid")
+	}
+	return nil
+}
+
+// runDaemon starts the background child and waits until its mount is live
+// or it exits. args are the mount command's arguments as given.
+func runDaemon(opts mountOptions, mnt string, stdout io.Writer) error {
+	if err := opts.defaultFiles(mnt); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(opts.logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return usageError(fmt.Errorf("--log-file: %w", err))
+	}
+	defer logf.Close()
+	start, _ := logf.Seek(0, io.SeekEnd)
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find the skillfs binary to start in the background: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	args := append(childArgs(os.Args[1:]), "--log-file", opts.logFile, "--pid-file", opts.pidFile)
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), readyFDEnv+"=3")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return fmt.Errorf("start skillfs in the background: %w", err)
+	}
+	w.Close()
+	// One line: the servers the child starts do not inherit the pipe, but
+	// nothing need wait for them to close it.
+	line, _ := bufio.NewReader(io.LimitReader(r, 64<<10)).ReadString('\n')
+	if strings.HasSuffix(line, "\n") {
+		// The child is on its own from here; it is not waited for.
+		pid := cmd.Process.Pid
+		cmd.Process.Release()
+		fmt.Fprint(stdout, string(line))
+		fmt.Fprintf(stdout, "skillfs: running in the background, pid %d; log %s; stop it with: skillfs unmount %s\n", pid, opts.logFile, mnt)
+		return nil
+	}
+	werr := cmd.Wait()
+	code := exitFailure
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) && ee.ExitCode() > 0 {
+		code = ee.ExitCode()
+	}
+	return &exitError{code: code, err: fmt.Errorf("the background mount exited (code %d) before it was live; the end of %s:\n%s",
+		code, opts.logFile, logTail(opts.logFile, start, 20))}
+}
+
+// childArgs are the arguments given, without --daemon.
+func childArgs(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if a == "--daemon" || strings.HasPrefix(a, "--daemon=") {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// logTail returns the last n lines a file gained after offset from.
+func logTail(path string, from int64, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return "(" + err.Error() + ")"
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}
+
+// readyPipe is where a daemon child writes its ready line, or nil.
+func readyPipe() *os.File {
+	s := os.Getenv(readyFDEnv)
+	if s == "" {
+		return nil
+	}
+	os.Unsetenv(readyFDEnv) // not passed on to the servers it starts
+	fd, err := strconv.Atoi(s)
+	if err != nil || fd < 3 {
+		return nil
+	}
+	// Inherited descriptors are not close-on-exec: without this the
+	// servers the mount starts would hold the parent's pipe open.
+	syscall.CloseOnExec(fd)
+	return os.NewFile(uintptr(fd), "ready")
+}
+
+// writePidFile writes this process's pid; the returned func removes the
+// file if it still holds that pid.
+func writePidFile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, pid, 0o644); err != nil {
+		return nil, fmt.Errorf("--pid-file: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("--pid-file: %w", err)
+	}
+	return func() {
+		if b, err := os.ReadFile(path); err == nil && bytes.Equal(b, pid) {
+			os.Remove(path)
+		}
+	}, nil
+}
+
+// logFile is --log-file: appended to, and opened again on SIGHUP so that
+// logrotate's rename-and-signal works.
+type logFile struct {
+	path string
+	mu   sync.Mutex
+	f    *os.File
+}
+
+func openLogFile(path string) (*logFile, error) {
+	l := &logFile{path: path}
+	if err := l.Reopen(); err != nil {
+		return nil, usageError(fmt.Errorf("--log-file: %w", err))
+	}
+	return l, nil
+}
+
+func (l *logFile) Reopen() error {
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	old := l.f
+	l.f = f
+	l.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	return nil
+}
+
+func (l *logFile) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.f.Write(p)
+}
+
+func (l *logFile) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.f.Close()
+}
+
+// notifier tells systemd (Type=notify) how the mount stands, when
+// NOTIFY_SOCKET is set; otherwise it does nothing.
+type notifier struct {
+	mu   sync.Mutex
+	last string
+}
+
+// send passes state lines (READY=1, STATUS=…, STOPPING=1) to systemd.
+func (n *notifier) send(lines ...string) {
+	state := strings.Join(lines, "\n")
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if state == n.last {
+		return
+	}
+	n.last = state
+	daemon.SdNotify(false, state)
+}
+
+// status sends STATUS= when it changed.
+func (n *notifier) status(s string) { n.send("STATUS=" + firstLine(s)) }
+
+func firstLine(s string) string {
+	sc := bufio.NewScanner(strings.NewReader(s))
+	if sc.Scan() {
+		return sc.Text()
+	}
+	return ""
+}

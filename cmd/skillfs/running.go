@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/skillfs/skillfs/config"
+	skfs "github.com/skillfs/skillfs/fs"
+	"github.com/skillfs/skillfs/vfs"
+)
+
+// running is a live mount and what its signals act on.
+type running struct {
+	live    *skfs.Mount
+	v       *vfs.Core
+	mnt     string
+	opts    mountOptions
+	log     *slog.Logger
+	logs    *logFile // --log-file, or nil
+	sd      *notifier
+	origins *servers
+}
+
+// statusEvery is how often systemd's STATUS= is brought up to date.
+const statusEvery = 5 * time.Second
+
+// serve runs the mount until a signal or an unmount from outside: SIGHUP
+// re-reads the config and lists every server again, SIGUSR1 writes the
+// heap profile.
+func (m *running) serve(ctx context.Context) error {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGUSR1)
+	defer signal.Stop(sigs)
+	gone := make(chan struct{})
+	go func() { m.live.Wait(); close(gone) }()
+	tick := time.NewTicker(statusEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case sig := <-sigs:
+			if sig == syscall.SIGUSR1 {
+				writeHeapProfile(m.opts.memProfile)
+				continue
+			}
+			m.hangup()
+			continue
+		case <-tick.C:
+			m.sd.status(liveSummary(m.v.Status()))
+			continue
+		case <-gone:
+			m.log.Info("unmounted from outside", "path", m.mnt)
+			return nil
+		case <-ctx.Done():
+		}
+		break
+	}
+	m.sd.send("STOPPING=1")
+	m.log.Info("unmounting", "path", m.mnt)
+	// Reads waiting on a server fail now (EIO, reason "stopped") rather
+	// than hold the unmount for as long as a stalled server's call timeout.
+	m.v.Stop()
+	if err := m.live.Unmount(); err != nil {
+		if lerr := skfs.UnmountPath(m.mnt, true); lerr != nil {
+			return fmt.Errorf("unmount %s: %w (lazy unmount: %v)", m.mnt, err, lerr)
+		}
+		// go-fuse's own attempt fell back to a fusermount that need not
+		// exist; the lazy unmount succeeded, so its error is no news.
+		m.log.Debug("unmount failed; detached lazily", "path", m.mnt, "err", err)
+		return &exitError{code: exitUnmountBusy, err: fmt.Errorf("%s was busy; detached it lazily, it disappears when the last user lets go", m.mnt)}
+	}
+	return nil
+}
+
+// hangup is SIGHUP: reopen the log file, re-read the config and apply it,
+// then list every server again (which also retries those that gave up).
+func (m *running) hangup() {
+	if m.logs != nil {
+		if err := m.logs.Reopen(); err != nil {
+			m.log.Error("SIGHUP: could not reopen the log file; still writing to the old one", "path", m.logs.path, "err", err)
+		}
+	}
+	m.reload()
+	m.log.Info("SIGHUP: listing every server again")
+	m.v.Refresh()
+}
+
+// reload re-reads the config file and applies its servers. A config that
+// does not load, or that the mount cannot apply, changes nothing.
+func (m *running) reload() {
+	if m.origins.Path == "" {
+		m.log.Info("SIGHUP: serving the embedded demo; there is no config file to re-read")
+		return
+	}
+	cfg, err := config.Load(m.origins.Path)
+	if err == nil {
+		err = m.prepare(cfg)
+	}
+	if err != nil {
+		m.log.Error("SIGHUP: the config has errors; keeping the servers as they were", "config", m.origins.Path, "err", err)
+		return
+	}
+	r, err := m.v.Apply(cfg)
+	if err != nil {
+		m.log.Error("SIGHUP: could not apply the config; keeping the servers as they were", "config", m.origins.Path, "err", err)
+		return
+	}
+	m.log.Info("SIGHUP: config re-read", "config", m.origins.Path, "changes", r.String(),
+		"added", r.Added, "removed", r.Removed, "changed", r.Changed)
+}
+
+// prepare gives a re-read config what the mount gave the first one: the
+// shared flag, the cache's identity key, and the placement checks for its
+// labels.
+func (m *running) prepare(cfg *config.Config) error {
+	cfg.SetShared(m.opts.allowOther)
+	key, err := m.origins.IdentityKey()
+	if err != nil {
+		return err
+	}
+	cfg.SetIdentityKey(key)
+	var labels []string
+	for _, o := range cfg.Origins {
+		labels = append(labels, o.Label)
+	}
+	if err := config.CheckMountPlacement(m.mnt, labels, config.Homes()...); err != nil {
+		return fmt.Errorf("refusing mountpoint: %w", err)
+	}
+	return nil
+}
