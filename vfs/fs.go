@@ -103,6 +103,7 @@ func (f *Core) Start(ctx context.Context) {
 			defer f.wg.Done()
 			o.res.Run(ctx)
 			o.rd.flags.flush() // a save still waiting for its delay
+			o.cat.times.flush()
 		}()
 	}
 }
