@@ -84,6 +84,9 @@ func timedCatalog(t *testing.T, root string, clock *testClock, log *warnLog) (*c
 	changes := &changeLog{}
 	c.onChange = changes.record
 	t.Cleanup(func() {
+		// Write now what a save due later would write, so that it does
+		// not land in a directory being removed.
+		c.times.flush()
 		for _, w := range log.take() {
 			t.Errorf("unexpected warning: %s", w)
 		}
