@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -65,6 +66,15 @@ func (n *node) child(name string) string {
 		return name
 	}
 	return n.path + "/" + name
+}
+
+// parentPath is the mount-relative path of p's directory; the root is its
+// own.
+func parentPath(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
 }
 
 func (sh *shared) fill(a vfs.Attr, out *fuse.Attr) {
@@ -138,13 +148,20 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	if err != nil {
 		return nil, toErrno(n.sh.log, "readdir", n.path, err)
 	}
-	list := make([]fuse.DirEntry, len(ents))
-	for i, e := range ents {
+	// Neither the kernel nor go-fuse adds "." and ".." to a FUSE
+	// listing; go-fuse passes them through READDIRPLUS without a lookup.
+	// A directory's inode number depends on its path alone, so the
+	// parent's needs no lookup either.
+	list := make([]fuse.DirEntry, 0, len(ents)+2)
+	list = append(list,
+		fuse.DirEntry{Name: ".", Ino: n.sh.v.DirIno(n.path), Mode: syscall.S_IFDIR},
+		fuse.DirEntry{Name: "..", Ino: n.sh.v.DirIno(parentPath(n.path)), Mode: syscall.S_IFDIR})
+	for _, e := range ents {
 		mode := uint32(syscall.S_IFREG)
 		if e.Kind == vfs.KindDir {
 			mode = syscall.S_IFDIR
 		}
-		list[i] = fuse.DirEntry{Name: e.Name, Ino: e.Ino, Mode: mode}
+		list = append(list, fuse.DirEntry{Name: e.Name, Ino: e.Ino, Mode: mode})
 	}
 	return gofs.NewListDirStream(list), 0
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -78,17 +79,28 @@ func TestLookupOfWhatIsNotThereIsENOENTAndCachedNegatively(t *testing.T) {
 
 func TestReaddirListsTheTree(t *testing.T) {
 	f := newFixture(t, testFiles)
+	ino := func(p string) uint64 {
+		var out fuse.AttrOut
+		if errno := f.walk(t, p).Getattr(context.Background(), nil, &out); errno != 0 {
+			t.Fatalf("getattr %q: %v", p, errno)
+		}
+		return out.Ino
+	}
 	for p, want := range map[string][]string{
-		"":                {".skillfs", "local"},
-		"local":           {"alpha", "team"},
-		"local/alpha":     {"SKILL.md", "refs"},
-		"local/team/beta": {"SKILL.md", "data.txt", "lost.txt", "other.txt"},
-		".skillfs":        {"index.json", "index.md", "status.json"},
+		"":                {".", "..", ".skillfs", "local"},
+		"local":           {".", "..", "alpha", "team"},
+		"local/alpha":     {".", "..", "SKILL.md", "refs"},
+		"local/team/beta": {".", "..", "SKILL.md", "data.txt", "lost.txt", "other.txt"},
+		".skillfs":        {".", "..", "index.json", "index.md", "status.json"},
 	} {
 		n := f.walk(t, p)
 		ds, errno := n.Readdir(context.Background())
 		if errno != 0 {
 			t.Fatalf("readdir %q: %v", p, errno)
+		}
+		parent := path.Dir(p)
+		if parent == "." {
+			parent = "" // the root's ".." is itself
 		}
 		var got []string
 		for ds.HasNext() {
@@ -98,11 +110,21 @@ func TestReaddirListsTheTree(t *testing.T) {
 			}
 			got = append(got, e.Name)
 			wantMode := uint32(syscall.S_IFREG)
-			if !strings.Contains(e.Name[1:], ".") { // .skillfs is a directory
+			if e.Name == "." || e.Name == ".." || !strings.Contains(e.Name[1:], ".") { // .skillfs is a directory
 				wantMode = syscall.S_IFDIR
 			}
 			if e.Mode != wantMode || e.Ino == 0 {
 				t.Errorf("readdir %q: %s mode %o ino %d", p, e.Name, e.Mode, e.Ino)
+			}
+			switch e.Name {
+			case ".":
+				if want := ino(p); e.Ino != want {
+					t.Errorf("readdir %q: . has inode %d, stat says %d", p, e.Ino, want)
+				}
+			case "..":
+				if want := ino(parent); e.Ino != want {
+					t.Errorf("readdir %q: .. has inode %d, stat of %q says %d", p, e.Ino, parent, want)
+				}
 			}
 		}
 		ds.Close()

@@ -10,6 +10,7 @@
 //	    catalog.json                     0600, the origin's last held catalog (its format is package vfs's)
 //	    flags.json                       0600, content flags found per verified SKILL.md (package vfs's)
 //	    approvals.json                   0600, the user's approvals of skills (package vfs's), written durably
+//	    times.bin                        0600, when each digest was first held: the files' mtimes (package vfs's)
 //	    objects/<hex[:2]>/<hex>          0400, a file's bytes, named by its sha256
 //	    .tmp-<random>                    a write in progress (or left by a crash)
 //

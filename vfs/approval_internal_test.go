@@ -124,7 +124,7 @@ func TestDynamicSkillRefusedUnderRequired(t *testing.T) {
 	if st := b.state(dyn); st != approvalRefused {
 		t.Fatalf("state %q, want refused", st)
 	}
-	tr := buildGated("o", &resolver.Catalog{Skills: []*verify.Skill{dyn}}, "live", nil, time.Unix(1, 0), nil, b.state)
+	tr := buildGated("o", &resolver.Catalog{Skills: []*verify.Skill{dyn}}, "live", nil, time.Unix(1, 0), nil, b.state, nil)
 	if len(tr.skills) != 0 || tr.nodes["d"] != nil || len(tr.waiting) != 1 || !tr.heldAt("d/SKILL.md") {
 		t.Errorf("a refused dynamic skill was placed: %d skills, node %v", len(tr.skills), tr.nodes["d"])
 	}
@@ -161,7 +161,7 @@ func TestNestedApprovedInsidePending(t *testing.T) {
 		}
 		return approvalPending
 	}
-	tr := buildGated("o", &resolver.Catalog{Skills: []*verify.Skill{outer, inner}}, "live", nil, time.Unix(1, 0), nil, admit)
+	tr := buildGated("o", &resolver.Catalog{Skills: []*verify.Skill{outer, inner}}, "live", nil, time.Unix(1, 0), nil, admit, nil)
 	var got []string
 	for p, n := range tr.nodes {
 		if !n.isDir() {

@@ -72,10 +72,14 @@ type catalog struct {
 	extra map[string]*verify.Skill // unlisted skills confirmed with skills/get, by uri
 
 	saved atomic.Pointer[[sha256.Size]byte] // hash of the last saved catalog, to skip rewrites
+
+	// times are the first times of the catalog's digests: the files'
+	// mtimes.
+	times *timeBook
 }
 
 func newCatalog(cfg config.Origin, st *store.Bucket, log *slog.Logger, now func() time.Time, started time.Time) *catalog {
-	c := &catalog{cfg: cfg, store: st, log: log, now: now, extra: map[string]*verify.Skill{}, onChange: func(_, _ []string) {}}
+	c := &catalog{cfg: cfg, store: st, log: log, now: now, extra: map[string]*verify.Skill{}, onChange: func(_, _ []string) {}, times: newTimeBook(st, log)}
 	c.tree.Store(buildTree(cfg.Label, &resolver.Catalog{}, "none", nil, started, nil))
 	return c
 }
@@ -97,7 +101,13 @@ func (c *catalog) swap(next func(old *tree) (*resolver.Catalog, string)) {
 	for u := range extra {
 		confirmed[u] = true
 	}
-	t := buildGated(c.cfg.Label, cat, source, old, c.now(), confirmed, c.admit)
+	now := c.now()
+	if source != "none" {
+		// The empty tree before any catalog must not make the book
+		// forget the times the saved catalog is about to need.
+		c.times.track(cat, now)
+	}
+	t := buildGated(c.cfg.Label, cat, source, old, now, confirmed, c.admit, c.times)
 	c.tree.Store(t)
 	c.swapMu.Unlock()
 	for _, i := range t.placement {

@@ -15,9 +15,10 @@
 // carries the feed of Change values that fs subscribes to. A branch is one
 // origin's part of the mount, made of parts that each have their own lock:
 //
-//   - catalog (catalog.go): the held entries — the immutable tree, swaps,
-//     the unlisted skills confirmed with skills/get, the saved copy in the
-//     store — and the Change of each swap. It needs neither MCP nor a kernel.
+//   - catalog (catalog.go, times.go): the held entries — the immutable
+//     tree, swaps, the unlisted skills confirmed with skills/get, the saved
+//     copy in the store, the first time each digest was held — and the
+//     Change of each swap. It needs neither MCP nor a kernel.
 //   - reader (read.go, file.go, gate.go, flags.go, failures.go, dynamic.go):
 //     the read path — one fetch for concurrent first reads, the origin's
 //     fetch bounds, the checks that belong to the entry, learned lengths,
@@ -29,7 +30,13 @@
 // Snapshots. Each origin holds an immutable tree built from its last
 // catalog; a new catalog (a re-list, a skills/get after a mismatch) builds a
 // new tree and swaps it in atomically. Subscribers then learn the paths whose
-// contents or children changed so the kernel's caches can be invalidated.
+// contents, children or times changed so the kernel's caches can be
+// invalidated.
+//
+// Times. A file's mtime is when this host first held an entry naming its
+// digest, kept in the store (times.bin), so re-lists, server restarts and
+// remounts show the same times and only new content a new one; reading
+// never moves it. A directory's is the newest below it. See SEMANTICS.md.
 //
 // Reads. A file's bytes come from the store when it holds them (re-hashed
 // on every load from disk); otherwise the first read fetches the file with

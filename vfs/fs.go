@@ -166,6 +166,7 @@ func (f *Core) launch(o *branch) {
 		defer close(o.done)
 		o.res.Run(o.life)
 		o.rd.flags.flush() // a save still waiting for its delay
+		o.cat.times.flush()
 	}()
 }
 
@@ -396,6 +397,21 @@ func (f *Core) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 		out = append(out, DirEntry{Name: name, Kind: k, Ino: inoFor(o.cfg.Label, joinPath(rest, name), found[name])})
 	}
 	return out, nil
+}
+
+// DirIno is the inode number of the directory at a mount-relative path:
+// what Stat reports for it when it exists. A directory's inode number
+// depends on its path alone, so listings can name "." and ".." without a
+// lookup.
+func (f *Core) DirIno(p string) uint64 {
+	if p == "" {
+		return 1
+	}
+	if p == MetaDir {
+		return metaIno(p)
+	}
+	label, rest, _ := strings.Cut(p, "/")
+	return inoFor(label, rest, true)
 }
 
 // ErrNotDir is returned when a directory operation names a file.

@@ -145,17 +145,18 @@ func inoVersion(label, p string, dir bool, v *fileVersion) uint64 {
 // is rejected with verify.Collision naming the skill already there; earlier
 // entries in the catalog keep their place.
 func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, now time.Time, confirmed map[string]bool) *tree {
-	return buildGated(label, cat, source, prev, now, confirmed, nil)
+	return buildGated(label, cat, source, prev, now, confirmed, nil, nil)
 }
 
 // buildGated is buildTree with an approval gate: admit returns a skill's
 // approval state, and only skills whose state is "" (not required) or
 // "approved" are placed. The others are held back whole — not one file of
 // theirs is placed, so a nested skill approved inside a pending one shows
-// exactly its own manifest. A nil admit places every skill.
-func buildGated(label string, cat *resolver.Catalog, source string, prev *tree, now time.Time, confirmed map[string]bool, admit func(*verify.Skill) string) *tree {
+// exactly its own manifest. A nil admit places every skill. Files take
+// their times from times (see stamp); nil gives them now.
+func buildGated(label string, cat *resolver.Catalog, source string, prev *tree, now time.Time, confirmed map[string]bool, admit func(*verify.Skill) string, times *timeBook) *tree {
 	t := &tree{
-		nodes:     map[string]*node{"": {path: "", ino: inoFor(label, "", true), mtime: now}},
+		nodes:     map[string]*node{"": {path: "", ino: inoFor(label, "", true)}},
 		rejected:  slices.Clone(cat.Rejected),
 		truncated: cat.Truncated,
 		source:    source,
@@ -168,6 +169,7 @@ func buildGated(label string, cat *resolver.Catalog, source string, prev *tree, 
 		// Not one name of a private listing reaches a shared mount: no
 		// skill, no rejection, no directory.
 		t.withheld, t.held, t.rejected = cat.Withheld, cat, nil
+		t.stamp(prev, now, nil)
 		return t
 	}
 	t.rejectedDirs = map[string]bool{}
@@ -215,6 +217,30 @@ func buildGated(label string, cat *resolver.Catalog, source string, prev *tree, 
 			n.file.setVersion()
 			n.ino = inoVersion(label, n.path, false, &n.file.version)
 		}
+	}
+	t.stamp(prev, now, times)
+	return t
+}
+
+// stamp sets the nodes' times. A file's is when this host first held an
+// entry naming its content (times; see timeBook), so that it is the same
+// across re-lists, server restarts and remounts and changes only with the
+// digest. A file with no digest to go by (dynamic), or when times is nil,
+// gets now, or the time it had in prev if it is the same there. A
+// directory's is the newest of its children's, so that a change anywhere
+// below shows on every directory above it; an empty one (only an origin
+// root can be) keeps its time in prev while it stays empty, and otherwise
+// takes the catalog's listing time (the empty tree before any catalog has
+// the start time, which the first catalog does not keep).
+func (t *tree) stamp(prev *tree, now time.Time, times *timeBook) {
+	for _, n := range t.nodes {
+		if n.isDir() {
+			continue
+		}
+		if at, ok := times.at(n.file.f.Resource.Digest); ok && !n.file.dynamic {
+			n.mtime = at
+			continue
+		}
 		n.mtime = now
 		if prev != nil {
 			if old := prev.nodes[n.path]; old != nil && sameContent(old, n) {
@@ -222,7 +248,38 @@ func buildGated(label string, cat *resolver.Catalog, source string, prev *tree, 
 			}
 		}
 	}
-	return t
+	root := t.nodes[""]
+	if !t.dirTime("", root).IsZero() {
+		return
+	}
+	root.mtime = now
+	if !t.at.IsZero() {
+		root.mtime = t.at
+	}
+	if prev != nil && prev.source != "none" {
+		if old := prev.nodes[""]; old != nil && sameContent(old, root) {
+			root.mtime = old.mtime
+		}
+	}
+}
+
+// dirTime sets the time of the directory n at p and those below it to the
+// newest of their children's, and returns it (zero when n is empty).
+func (t *tree) dirTime(p string, n *node) time.Time {
+	var newest time.Time
+	for _, name := range n.children {
+		cp := joinPath(p, name)
+		c := t.nodes[cp]
+		ct := c.mtime
+		if c.isDir() {
+			ct = t.dirTime(cp, c)
+		}
+		if ct.After(newest) {
+			newest = ct
+		}
+	}
+	n.mtime = newest
+	return newest
 }
 
 func sameContent(a, b *node) bool {
@@ -407,7 +464,8 @@ func (t *tree) catalog() *resolver.Catalog {
 }
 
 // changes lists what differs between two trees: files whose content or
-// metadata changed or that went away, and directories whose children changed.
+// metadata changed or that went away, and directories whose children or
+// time changed.
 func changes(old, new *tree) (files, dirs []string) {
 	if old == nil {
 		return nil, nil
@@ -422,7 +480,9 @@ func changes(old, new *tree) (files, dirs []string) {
 				files = append(files, p)
 			}
 		case o.isDir():
-			if !slices.Equal(o.children, n.children) {
+			// A directory's time follows its newest descendant: the
+			// kernel must forget the attributes it holds.
+			if !slices.Equal(o.children, n.children) || !o.mtime.Equal(n.mtime) {
 				dirs = append(dirs, p)
 			}
 		case o.file.version != n.file.version:

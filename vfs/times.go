@@ -1,0 +1,190 @@
+package vfs
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/skillfs/skillfs/resolver"
+	"github.com/skillfs/skillfs/skill"
+	"github.com/skillfs/skillfs/store"
+)
+
+// A timeBook remembers, for one origin, when this host first held an entry
+// naming each digest: a file's mtime (see tree.stamp). It is kept in the
+// store (times.bin), so that a remount, a restart of the server or a
+// re-list shows the same times as long as the content is the same, and
+// make or rsync find nothing to redo. Times are whole seconds.
+//
+// The book holds the digests of the catalog in force and nothing else
+// (track): a digest that leaves the catalog is forgotten, so that content
+// that comes back later — an edit undone — gets the time it came back
+// rather than an older one, which would let make think a target built in
+// between was up to date.
+type timeBook struct {
+	store *store.Bucket
+	log   *slog.Logger
+
+	loadOnce sync.Once
+	saveMu   sync.Mutex // orders saves, so that the last one written is the newest
+
+	mu      sync.Mutex
+	first   map[[sha256.Size]byte]int64 // digest → unix seconds
+	due     bool                        // a save is scheduled
+	changed bool                        // first differs from what was saved or loaded
+}
+
+func newTimeBook(st *store.Bucket, log *slog.Logger) *timeBook {
+	return &timeBook{store: st, log: log, first: map[[sha256.Size]byte]int64{}}
+}
+
+// track makes the book hold exactly the digests cat names, keeping the
+// time of those it held and giving the others now, and schedules a save
+// when that changed anything. The first call loads the saved book.
+func (b *timeBook) track(cat *resolver.Catalog, now time.Time) {
+	b.loadOnce.Do(b.load)
+	sec := now.Unix()
+	b.mu.Lock()
+	next := make(map[[sha256.Size]byte]int64, len(b.first))
+	added := false
+	for _, s := range cat.Skills {
+		for i := range s.Files {
+			sum, err := skill.ParseDigest(s.Files[i].Resource.Digest)
+			if err != nil {
+				continue
+			}
+			if _, ok := next[sum]; ok {
+				continue
+			}
+			t, ok := b.first[sum]
+			if !ok {
+				t, added = sec, true
+			}
+			next[sum] = t
+		}
+	}
+	if added || len(next) != len(b.first) {
+		b.changed = true
+	}
+	b.first = next
+	save := b.changed && !b.due
+	if save {
+		b.due = true
+	}
+	b.mu.Unlock()
+	if save {
+		time.AfterFunc(saveDelay, b.flush)
+	}
+}
+
+// at returns the time held for d. A nil book holds nothing.
+func (b *timeBook) at(d skill.Digest) (time.Time, bool) {
+	if b == nil || d == "" {
+		return time.Time{}, false
+	}
+	sum, err := skill.ParseDigest(d)
+	if err != nil {
+		return time.Time{}, false
+	}
+	b.mu.Lock()
+	t, ok := b.first[sum]
+	b.mu.Unlock()
+	if !ok {
+		return time.Time{}, false
+	}
+	return time.Unix(t, 0), true
+}
+
+// flush writes the book when it changed since it was last written.
+func (b *timeBook) flush() {
+	b.saveMu.Lock()
+	defer b.saveMu.Unlock()
+	b.mu.Lock()
+	b.due = false
+	if !b.changed {
+		b.mu.Unlock()
+		return
+	}
+	data := encodeTimes(b.first)
+	b.changed = false
+	b.mu.Unlock()
+	if err := b.store.SaveTimes(data); err != nil {
+		if errors.Is(err, store.ErrRemoved) {
+			return // skillfs cache rm: there is nowhere to keep them
+		}
+		b.log.Warn("file times not saved; the next mount shows new times for new content only", "op", "save", "err", err)
+	}
+}
+
+// load brings back the times of earlier runs. A book that cannot be read
+// is logged and ignored: files then get the time of this run, as on a
+// first mount.
+func (b *timeBook) load() {
+	data, err := b.store.LoadTimes()
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			b.log.Warn("loading file times; files get this run's times", "op", "load", "err", err)
+		}
+		return
+	}
+	m, err := decodeTimes(data)
+	if err != nil {
+		b.log.Warn("ignoring unreadable file times; files get this run's times", "op", "load", "path", b.store.Dir(), "err", err)
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k, v := range m {
+		if _, ok := b.first[k]; !ok {
+			b.first[k] = v
+		}
+	}
+}
+
+// times.bin is a header (timesMagic) followed by one record per digest,
+// sorted by digest: the 32 bytes of the sha256 and the time in unix
+// seconds as a big-endian int64. 40 bytes a file, half what hex in JSON
+// would take, and it reads back without a parser.
+var timesMagic = []byte("skillfs-times-1\n")
+
+const timesRecord = sha256.Size + 8
+
+func encodeTimes(m map[[sha256.Size]byte]int64) []byte {
+	keys := slices.SortedFunc(maps.Keys(m), func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
+	out := make([]byte, 0, len(timesMagic)+len(keys)*timesRecord)
+	out = append(out, timesMagic...)
+	for _, k := range keys {
+		out = append(out, k[:]...)
+		out = binary.BigEndian.AppendUint64(out, uint64(m[k]))
+	}
+	return out
+}
+
+// decodeTimes reads times.bin. It refuses a file of another format or a
+// torn one whole; a record with a time before 1970 is skipped.
+func decodeTimes(b []byte) (map[[sha256.Size]byte]int64, error) {
+	if !bytes.HasPrefix(b, timesMagic) {
+		return nil, errors.New("not a skillfs times file of this version")
+	}
+	b = b[len(timesMagic):]
+	if len(b)%timesRecord != 0 {
+		return nil, fmt.Errorf("%d bytes of records is not a whole number of %d-byte records", len(b), timesRecord)
+	}
+	m := make(map[[sha256.Size]byte]int64, len(b)/timesRecord)
+	for ; len(b) > 0; b = b[timesRecord:] {
+		var k [sha256.Size]byte
+		copy(k[:], b)
+		if t := int64(binary.BigEndian.Uint64(b[sha256.Size:])); t > 0 {
+			m[k] = cmp.Or(m[k], t)
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,263 @@
+package vfs
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/resolver"
+	"github.com/skillfs/skillfs/skill"
+	"github.com/skillfs/skillfs/store"
+	"github.com/skillfs/skillfs/verify"
+)
+
+// A testClock is a clock the test moves.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) set(sec int64) {
+	c.mu.Lock()
+	c.now = time.Unix(sec, 0)
+	c.mu.Unlock()
+}
+
+// warnLog counts the warnings logged through it.
+type warnLog struct {
+	mu    sync.Mutex
+	warns []string
+}
+
+func (w *warnLog) Enabled(context.Context, slog.Level) bool { return true }
+func (w *warnLog) WithAttrs([]slog.Attr) slog.Handler       { return w }
+func (w *warnLog) WithGroup(string) slog.Handler            { return w }
+func (w *warnLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn {
+		w.mu.Lock()
+		w.warns = append(w.warns, r.Message)
+		w.mu.Unlock()
+	}
+	return nil
+}
+
+func (w *warnLog) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.warns
+	w.warns = nil
+	return out
+}
+
+// timedCatalog is a catalog on the store at root, as one run of the daemon
+// holds it, with a clock the test moves. The bucket is the same for every
+// catalog on one root, as for one server across remounts.
+func timedCatalog(t *testing.T, root string, clock *testClock, log *warnLog) (*catalog, *changeLog) {
+	t.Helper()
+	st, err := store.Open(root, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	oc := config.Origin{Label: "o", Kind: config.Stdio, Command: "srv", Limits: config.DefaultLimits()}
+	b, err := st.Bucket(oc.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCatalog(oc, b, slog.New(log), clock.Now, clock.Now())
+	changes := &changeLog{}
+	c.onChange = changes.record
+	t.Cleanup(func() {
+		// Write now what a save due later would write, so that it does
+		// not land in a directory being removed.
+		c.times.flush()
+		for _, w := range log.take() {
+			t.Errorf("unexpected warning: %s", w)
+		}
+	})
+	return c, changes
+}
+
+// mtimes maps every node of the tree to its time in unix seconds.
+func mtimes(tr *tree) map[string]int64 {
+	out := map[string]int64{}
+	for p, n := range tr.nodes {
+		out[p] = n.mtime.Unix()
+	}
+	return out
+}
+
+func twoSkills(t *testing.T, notes string) *resolver.Catalog {
+	return &resolver.Catalog{
+		At:         time.Unix(1, 0),
+		CacheScope: resolver.ScopePublic,
+		Skills: []*verify.Skill{
+			checkedSkill(t, "a", "First", map[string]string{"SKILL.md": "x", "refs/notes.md": notes}),
+			checkedSkill(t, "b", "Second", map[string]string{"SKILL.md": "y"}),
+		},
+	}
+}
+
+// TestFileTimesAreWhenTheContentWasFirstHeld: a file's time is when this
+// host first held its digest; a re-list, a restart of the server (a new
+// listing of the same content) and a remount (a new catalog on the same
+// store) keep every time; an edit changes the file's time and its
+// ancestors' only, and is announced for them; content that comes back
+// after an edit gets the time it came back.
+func TestFileTimesAreWhenTheContentWasFirstHeld(t *testing.T) {
+	root := t.TempDir()
+	clock := &testClock{}
+	clock.set(1000)
+	c, _ := timedCatalog(t, root, clock, &warnLog{})
+	c.put(twoSkills(t, "n1"))
+	first := mtimes(c.current())
+	for p, sec := range first {
+		if sec != 1000 {
+			t.Errorf("%q: time %d, want 1000 (first listed)", p, sec)
+		}
+	}
+
+	clock.set(2000)
+	c.put(twoSkills(t, "n1")) // a re-list, or the server restarted
+	if got := mtimes(c.current()); !maps.Equal(got, first) {
+		t.Errorf("a re-list of the same content changed times:\n got %v\nwant %v", got, first)
+	}
+	c.times.flush()
+
+	// A remount: a new run on the same store, which shows the saved
+	// catalog first and then the server's.
+	clock.set(3000)
+	again, _ := timedCatalog(t, root, clock, &warnLog{})
+	again.regate() // an approval change before any catalog must not lose the times
+	if !again.loadSaved() {
+		t.Fatal("the saved catalog was not loaded")
+	}
+	if got := mtimes(again.current()); !maps.Equal(got, first) {
+		t.Errorf("times from the saved catalog after a remount:\n got %v\nwant %v", got, first)
+	}
+	again.put(twoSkills(t, "n1"))
+	if got := mtimes(again.current()); !maps.Equal(got, first) {
+		t.Errorf("times after a remount and a re-list:\n got %v\nwant %v", got, first)
+	}
+
+	clock.set(4000)
+	changes := &changeLog{}
+	again.onChange = changes.record
+	again.put(twoSkills(t, "n2"))
+	edited := mtimes(again.current())
+	want := maps.Clone(first)
+	for _, p := range []string{"a/refs/notes.md", "a/refs", "a", ""} {
+		want[p] = 4000
+	}
+	if !maps.Equal(edited, want) {
+		t.Errorf("after editing a/refs/notes.md:\n got %v\nwant %v", edited, want)
+	}
+	_, dirs := changes.take()
+	slices.Sort(dirs)
+	if !slices.Equal(dirs, []string{"", "a", "a/refs"}) {
+		t.Errorf("the edit announced directories %q; want the file's ancestors, whose times changed", dirs)
+	}
+
+	clock.set(5000)
+	again.put(twoSkills(t, "n1"))
+	if got := again.current().nodes["a/refs/notes.md"].mtime.Unix(); got != 5000 {
+		t.Errorf("content back after an edit: time %d, want 5000 (when it came back), not its earlier time", got)
+	}
+}
+
+// TestFileTimesOnlyForVerifiableContent: a dynamic skill's files have no
+// digest to go by and keep the time of the catalog that first showed them
+// while they stay the same; an empty origin shows the listing time.
+func TestFileTimesOnlyForVerifiableContent(t *testing.T) {
+	clock := &testClock{}
+	clock.set(1000)
+	c, _ := timedCatalog(t, t.TempDir(), clock, &warnLog{})
+	c.put(&resolver.Catalog{At: time.Unix(900, 0)})
+	if got := c.current().nodes[""].mtime.Unix(); got != 900 {
+		t.Errorf("an empty origin: time %d, want the listing's 900", got)
+	}
+	clock.set(1500)
+	c.put(&resolver.Catalog{At: time.Unix(1400, 0)})
+	if got := c.current().nodes[""].mtime.Unix(); got != 900 {
+		t.Errorf("an origin that stays empty: time %d, want 900 still", got)
+	}
+
+	dyn, err := verify.CheckEntry(skill.Entry{URI: "skill://d/SKILL.md", Frontmatter: map[string]any{"name": "d", "description": "D"}, Manifest: skill.Dynamic}, verify.EntryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.set(2000)
+	c.put(&resolver.Catalog{Skills: []*verify.Skill{dyn}})
+	clock.set(3000)
+	c.put(&resolver.Catalog{Skills: []*verify.Skill{dyn}})
+	tr := c.current()
+	if got := tr.nodes["d/SKILL.md"].mtime.Unix(); got != 2000 {
+		t.Errorf("a dynamic SKILL.md: time %d, want 2000 (the catalog that first showed it)", got)
+	}
+	if got := tr.nodes[""].mtime.Unix(); got != 2000 {
+		t.Errorf("the origin root: time %d, want its newest child's, 2000", got)
+	}
+}
+
+// TestUnreadableTimesAreIgnored: a times.bin that is not one is logged
+// once and ignored — files get this run's times — and replaced by the
+// next save; it never fails the catalog.
+func TestUnreadableTimesAreIgnored(t *testing.T) {
+	root := t.TempDir()
+	clock := &testClock{}
+	clock.set(1000)
+	log := &warnLog{}
+	c, _ := timedCatalog(t, root, clock, log)
+	if err := os.WriteFile(filepath.Join(c.store.Dir(), "times.bin"), []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.put(twoSkills(t, "n1"))
+	if w := log.take(); len(w) != 1 || !strings.Contains(w[0], "unreadable file times") {
+		t.Errorf("warnings %q; want one about the unreadable times", w)
+	}
+	if got := c.current().nodes["a/SKILL.md"].mtime.Unix(); got != 1000 {
+		t.Errorf("time %d, want this run's 1000", got)
+	}
+	c.times.flush()
+	b, err := os.ReadFile(filepath.Join(c.store.Dir(), "times.bin"))
+	if err != nil || !bytes.HasPrefix(b, timesMagic) {
+		t.Errorf("times.bin was not replaced by a good one: %q %v", b, err)
+	}
+}
+
+func TestTimesEncoding(t *testing.T) {
+	m := map[[sha256.Size]byte]int64{{1}: 1_700_000_000, {2}: 5, {0xff}: 1 << 40}
+	b := encodeTimes(m)
+	if len(b) != len(timesMagic)+3*timesRecord {
+		t.Errorf("%d bytes for three times", len(b))
+	}
+	got, err := decodeTimes(b)
+	if err != nil || !maps.Equal(got, m) {
+		t.Errorf("round trip: %v %v", got, err)
+	}
+	for name, bad := range map[string][]byte{
+		"empty":         nil,
+		"another magic": append([]byte("skillfs-times-2\n"), b[len(timesMagic):]...),
+		"torn":          b[:len(b)-1],
+	} {
+		if _, err := decodeTimes(bad); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+}
