@@ -181,10 +181,11 @@ func (v *indexView) renderFull() ([]byte, bool) {
 }
 
 // moreServersMax bounds the line that counts the servers whose health did
-// not fit, and the block's opening and closing.
+// not fit; blockMin is what the summary keeps for the <available_skills>
+// block: its opening, closing and count, and a few skills.
 const (
 	moreServersMax = 256
-	blockMin       = 512
+	blockMin       = 1024
 )
 
 // renderSummary renders index.md as every server's health and the path of
@@ -376,11 +377,13 @@ func (s *serverIndex) health() string {
 			h = "failed to start: " + reasonText(st.LastError) + "; retrying"
 		}
 	case resolver.StateOffline:
-		h = "offline"
+		// LastErrorAt is the last failure, of a read too: not when the
+		// server went away.
+		h = "offline (last error"
 		if !st.LastErrorAt.IsZero() {
-			h += " since " + clock(st.LastErrorAt)
+			h += " at " + clock(st.LastErrorAt)
 		}
-		h += " (last error: " + reasonText(st.LastError) + "); retrying"
+		h += ": " + reasonText(st.LastError) + "); retrying"
 	default:
 		h = mdTextN(st.State, 40)
 	}

@@ -174,7 +174,7 @@ func TestIndexHealth(t *testing.T) {
 	t.Log(md)
 	for _, want := range []string{
 		"- `acme`: connected, 4 skills (1 failed, 1 more pending approval, 3 rejected).",
-		"- `docs`: offline since 2026-11-30 12:05:00 UTC (last error: server went away second line); retrying; showing the 12 skills it listed at 2026-11-30 12:03:00 UTC — not connected now: reads of files not yet cached will fail.",
+		"- `docs`: offline (last error at 2026-11-30 12:05:00 UTC: server went away second line); retrying; showing the 12 skills it listed at 2026-11-30 12:03:00 UTC — not connected now: reads of files not yet cached will fail.",
 		"- `empty`: connected, no skills.",
 		"- `tools`: connected, does not offer skills (no skills extension).",
 		"- `x`: failed to start: command \"acme-mcp\" not found; retrying; no skills known from it.",
@@ -207,7 +207,7 @@ func TestIndexHealth(t *testing.T) {
 		t.Errorf("location %q", skills[0].Location)
 	}
 	sf := string(v.renderServer(docs))
-	if !strings.Contains(sf, "Health: offline since") || !strings.Contains(sf, "This server is not connected now") || shownSkills(sf) != 12 {
+	if !strings.Contains(sf, "Health: offline (last error at") || !strings.Contains(sf, "This server is not connected now") || shownSkills(sf) != 12 {
 		t.Errorf("docs's own file:\n%s", sf)
 	}
 }
