@@ -28,6 +28,36 @@ const (
 type Config struct {
 	Path    string   // the file it was loaded from ("" for the built-in demo)
 	Origins []Origin // sorted by Label; disabled servers left out
+	// Index shapes the generated .skillfs/index.md (skillfs.index_max_bytes
+	// and skillfs.index_available_skills).
+	Index Index
+}
+
+// Index shapes .skillfs/index.md, the file written for a model's context.
+type Index struct {
+	// MaxBytes bounds index.md and each .skillfs/servers/LABEL.md; 0 means
+	// DefaultIndexMaxBytes.
+	MaxBytes int64
+	// AvailableSkills appends the Agent Skills <available_skills> block,
+	// the one hosts put in a system prompt, to index.md.
+	AvailableSkills bool
+}
+
+// Bounds of Index.MaxBytes. The default, 32 KiB, is about 8,000 tokens at
+// the usual 4 bytes of English text per token (escaped Markdown and paths
+// run a little denser, so it is an estimate, not a promise). Below the
+// minimum the servers' health alone may not fit.
+const (
+	DefaultIndexMaxBytes = 32 << 10
+	MinIndexMaxBytes     = 4 << 10
+)
+
+// Bound is the bound in force: MaxBytes, or the default.
+func (i Index) Bound() int64 {
+	if i.MaxBytes == 0 {
+		return DefaultIndexMaxBytes
+	}
+	return i.MaxBytes
 }
 
 // Origin returns the origin with the given label.

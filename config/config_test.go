@@ -293,6 +293,21 @@ skillfs:
 	}
 }
 
+func TestIndexOptions(t *testing.T) {
+	cfg := mustParse(t, `{"mcpServers": {"a": {"command": "a"}}}`, "c.json")
+	if cfg.Index != (Index{}) || cfg.Index.Bound() != DefaultIndexMaxBytes {
+		t.Errorf("no index keys: %+v, bound %d", cfg.Index, cfg.Index.Bound())
+	}
+	cfg = mustParse(t, "mcpServers: {a: {command: a}}\nskillfs: {index_max_bytes: 64KiB, index_available_skills: true}\n", "c.yaml")
+	if cfg.Index != (Index{MaxBytes: 64 << 10, AvailableSkills: true}) || cfg.Index.Bound() != 64<<10 {
+		t.Errorf("index keys: %+v", cfg.Index)
+	}
+	cfg = mustParse(t, `{"mcpServers": {"a": {"command": "a"}}, "skillfs": {"index_max_bytes": 0}}`, "c.json")
+	if cfg.Index.Bound() != DefaultIndexMaxBytes {
+		t.Errorf("index_max_bytes 0: bound %d, want the default", cfg.Index.Bound())
+	}
+}
+
 func TestYAMLAnchorsAndMerge(t *testing.T) {
 	cfg := mustParse(t, `
 common: &common
@@ -505,7 +520,13 @@ func TestErrors(t *testing.T) {
 		{"header newline", f, srv("a", `{"url": "https://h", "headers": {"A": "x\r\nEvil: 1"}}`), "mcpServers.a.headers.A", "line break", "remove line breaks"},
 		{"skillfs not object", f, sfs(`[]`), "skillfs", "is a list, not an object", "defaults and servers"},
 		{"skillfs unknown", f, sfs(`{"defualts": {}}`), "skillfs.defualts", `unknown key "defualts"`, `did you mean "defaults"?`},
-		{"skillfs far unknown", f, sfs(`{"zzzzzzzz": {}}`), "skillfs.zzzzzzzz", `unknown key`, "known keys: defaults, servers"},
+		{"skillfs far unknown", f, sfs(`{"zzzzzzzz": {}}`), "skillfs.zzzzzzzz", `unknown key`, "known keys: defaults, servers, index_max_bytes, index_available_skills"},
+		{"index bound typo", f, sfs(`{"index_max_byte": 1}`), "skillfs.index_max_byte", `unknown key "index_max_byte"`, `did you mean "index_max_bytes"?`},
+		{"index bound too small", f, sfs(`{"index_max_bytes": "1KiB"}`), "skillfs.index_max_bytes", "1024 bytes is too small", "at least 4096 (4KiB)"},
+		{"index bound unit", f, sfs(`{"index_max_bytes": "32K"}`), "skillfs.index_max_bytes", `unknown unit "K"`, "32KiB"},
+		{"index bound negative", f, sfs(`{"index_max_bytes": -1}`), "skillfs.index_max_bytes", "-1 is negative", "32KiB"},
+		{"index block not bool", f, sfs(`{"index_available_skills": "yes"}`), "skillfs.index_available_skills", "is a string, not true or false", "without quotes"},
+		{"index bound in defaults", f, sfs(`{"defaults": {"index_max_bytes": 4096}}`), "skillfs.defaults.index_max_bytes", `unknown key "index_max_bytes"`, "top of the skillfs section"},
 		{"skillfs strict at top", f, sfs(`{"strict": true}`), "skillfs.strict", `unknown key "strict"`, "skillfs.defaults"},
 		{"skillfs pin at top", f, sfs(`{"pin": []}`), "skillfs.pin", `unknown key "pin"`, "skillfs.servers.LABEL"},
 		{"defaults not object", f, sfs(`{"defaults": true}`), "skillfs.defaults", "is a boolean, not an object", "{strict: true"},

@@ -31,6 +31,8 @@
 //	    "old": {"command": "old-mcp", "disabled": true}
 //	  },
 //	  "skillfs": {
+//	    "index_max_bytes": "32KiB",                 // bound of .skillfs/index.md and of each servers/LABEL.md
+//	    "index_available_skills": false,            // append the <available_skills> block to index.md
 //	    "defaults": {                               // every origin
 //	      "strict": false,
 //	      "allow_dynamic": false,
@@ -128,10 +130,11 @@
 //
 // # The skillfs section
 //
-// "skillfs" has two keys: "defaults" (strict, allow_dynamic, approval,
-// limits) for every origin, and "servers", mapping a configured label
-// (disabled ones included) to its own strict, allow_dynamic, approval, pin
-// and limits. A label that
+// "skillfs" has "defaults" (strict, allow_dynamic, approval, limits) for
+// every origin, "servers", mapping a configured label (disabled ones
+// included) to its own strict, allow_dynamic, approval, pin and limits,
+// and two keys of the mount's own: index_max_bytes and
+// index_available_skills. A label that
 // is not configured is an error listing the labels that are. Unknown keys
 // anywhere in this section are errors with a did-you-mean suggestion,
 // because a misspelt limit or "strict" would otherwise silently leave the
@@ -157,6 +160,18 @@
 //   - pin: skill URIs (ending in /SKILL.md, any scheme but file, http(s) and
 //     data) confirmed with skills/get at connect, for skills a listing
 //     leaves out.
+//   - index_max_bytes: the bound, a size as for limits, of
+//     .skillfs/index.md and of each .skillfs/servers/LABEL.md, the files
+//     written for a model's context. 0 or absent means 32KiB, about 8,000
+//     tokens at roughly 4 bytes per token; less than 4KiB is an error.
+//     When every server's list fits, index.md holds them all; otherwise it
+//     holds each server's health and counts and names its servers/LABEL.md,
+//     which is cut, with a last line saying how many more, if even one
+//     server's list does not fit. index.json keeps every skill.
+//   - index_available_skills: true appends to index.md the Agent Skills
+//     <available_skills> block (name, description, absolute location of
+//     SKILL.md) that hosts put in a system prompt, within the same bound.
+//     Default false.
 //   - limits: see Limits. Sizes are integers (bytes) or strings with a unit:
 //     B, KiB, MiB, GiB, TiB, KB, MB, GB, TB, any case, with or without a
 //     space ("16MiB", "16 MiB", "1.5GiB"). Durations are Go duration

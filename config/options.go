@@ -12,7 +12,7 @@ import (
 // misspelt "strict" silently weaken the checks.
 
 var (
-	sectionKeys  = []string{"defaults", "servers"}
+	sectionKeys  = []string{"defaults", "servers", "index_max_bytes", "index_available_skills"}
 	defaultsKeys = []string{"strict", "allow_dynamic", "approval", "limits"}
 	serverKeys   = []string{"strict", "allow_dynamic", "approval", "pin", "limits"}
 )
@@ -46,6 +46,7 @@ func (p *parser) options(section *value, cfg *Config, configured map[string]bool
 			p.errs.add(sp.key(k), fix, "unknown key %q", k)
 		}
 	}
+	p.index(section, sp, cfg)
 	defaults := p.level(section.field("defaults"), sp.key("defaults"), defaultsKeys)
 
 	perServer := map[string]originOptions{}
@@ -89,6 +90,26 @@ func (p *parser) options(section *value, cfg *Config, configured map[string]bool
 	}
 }
 
+// index reads the keys that shape .skillfs/index.md: they are the
+// mount's, not any one server's.
+func (p *parser) index(section *value, sp keyPath, cfg *Config) {
+	if f := section.field("index_max_bytes"); !f.isNull() {
+		n, problem := parseSize(f)
+		switch {
+		case problem != "":
+			p.errs.add(sp.key("index_max_bytes"), `write bytes as an integer or with a unit, such as 32KiB, or 0 for the default`, "%s", problem)
+		case n != 0 && n < MinIndexMaxBytes:
+			p.errs.add(sp.key("index_max_bytes"), fmt.Sprintf("give at least %d (4KiB), or 0 for the default %d (32KiB)", MinIndexMaxBytes, DefaultIndexMaxBytes),
+				"%d bytes is too small to hold the servers' health and one skill", n)
+		default:
+			cfg.Index.MaxBytes = n
+		}
+	}
+	if b, set := p.boolean(section, sp, "index_available_skills"); set {
+		cfg.Index.AvailableSkills = b
+	}
+}
+
 // level reads defaults or one server's options.
 func (p *parser) level(v *value, path keyPath, known []string) originOptions {
 	var o originOptions
@@ -103,8 +124,11 @@ func (p *parser) level(v *value, path keyPath, known []string) originOptions {
 		kp := path.key(k)
 		if !contains(known, k) {
 			fix := unknownKeyFix(k, known)
-			if k == "pin" {
+			switch k {
+			case "pin":
 				fix = "pins name one server's skills: move it under skillfs.servers.LABEL"
+			case "index_max_bytes", "index_available_skills":
+				fix = "move it to the top of the skillfs section: it shapes the mount's index.md, not one server's"
 			}
 			p.errs.add(kp, fix, "unknown key %q", k)
 			continue

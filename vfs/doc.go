@@ -3,9 +3,10 @@
 //
 // The tree. The mount root holds one directory per configured origin, named
 // by its host-assigned label, and the generated .skillfs directory
-// (index.json, index.md, status.json). Under an origin, every file of every
-// held skill sits at the path its resource URI maps to (verify.URI.Path:
-// skill://a/b/FILE → a/b/FILE, other schemes under @scheme/); directories
+// (index.json, index.md, status.json, and servers/LABEL.md for each origin:
+// see indexmd.go). Under an origin, every file of every held skill sits at
+// the path its resource URI maps to (verify.URI.Path: skill://a/b/FILE →
+// a/b/FILE, other schemes under @scheme/); directories
 // are exactly the ancestors of those files. A skill directory therefore
 // lists exactly its manifest, and nothing a server says outside the manifest
 // (a directory read, a stray resources/list entry) adds a file to it.

@@ -36,6 +36,9 @@ type Options struct {
 	// StaleRetry bounds how often a failed read asks for a fresh entry of
 	// one skill with skills/get; 0 means DefaultStaleRetry.
 	StaleRetry time.Duration
+	// MountPoint is the mount's absolute path, for the locations of the
+	// <available_skills> block in index.md; "" leaves them mount-relative.
+	MountPoint string
 }
 
 // A Change names what a catalog swap changed under one origin.
@@ -360,8 +363,8 @@ func (f *Core) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 		}
 		return out, nil
 	}
-	if p == MetaDir {
-		return f.readMetaDir(), nil
+	if p == MetaDir || strings.HasPrefix(p, MetaDir+"/") {
+		return f.readMetaDir(p)
 	}
 	o, rest, ok := f.resolve(p)
 	if !ok {

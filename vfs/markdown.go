@@ -46,7 +46,10 @@ const mdTextMax = 300
 const mdSpecial = "\\`*_[]<>#|!&~$"
 
 // mdText renders untrusted text for a Markdown line, cut to mdTextMax runes.
-func mdText(s string) string {
+func mdText(s string) string { return mdTextN(s, mdTextMax) }
+
+// mdTextN is mdText cut to max runes.
+func mdTextN(s string, max int) string {
 	var b strings.Builder
 	runes := 0
 	space := false
@@ -57,7 +60,7 @@ func mdText(s string) string {
 			i += n
 			continue
 		}
-		if runes == mdTextMax {
+		if runes == max {
 			b.WriteString("…")
 			break
 		}
@@ -149,6 +152,9 @@ func skillLine(s SkillInfo) string {
 		if s.Reason != "" {
 			st += ": " + mdText(s.Reason)
 		}
+		if s.State == "failed" && s.Detail != "" {
+			st += " — " + mdTextN(s.Detail, 160)
+		}
 		notes = append(notes, st)
 	}
 	if len(s.Flags) > 0 {
@@ -159,9 +165,15 @@ func skillLine(s SkillInfo) string {
 		notes = append(notes, "flags: "+strings.Join(fl, ", "))
 	}
 	if len(s.Collisions) > 0 {
-		cs := make([]string, len(s.Collisions))
+		// A few are enough to warn; index.json has them all.
+		const shown = 3
+		cs := make([]string, 0, shown+1)
 		for i, p := range s.Collisions {
-			cs[i] = mdCode(p)
+			if i == shown {
+				cs = append(cs, fmt.Sprintf("%d more", len(s.Collisions)-shown))
+				break
+			}
+			cs = append(cs, mdCode(p))
 		}
 		notes = append(notes, "same name as "+strings.Join(cs, ", "))
 	}
@@ -172,4 +184,59 @@ func skillLine(s SkillInfo) string {
 		line += " (" + strings.Join(notes, "; ") + ")"
 	}
 	return line + "\n"
+}
+
+// The <available_skills> block (index_available_skills) is XML, so a
+// server's string there is written as XML character data that cannot end
+// an element or open one: "&", "<", ">" and both quotes become entity
+// references, and every hidden character and invalid byte is written in
+// index.md's notation, itself escaped (&lt;U+XXXX&gt;, &lt;0xNN&gt;), so
+// that no control character reaches the XML either. The block sits in a
+// fenced code block, whose lines all start with "<": a Markdown renderer
+// shows it as written.
+
+// xmlText renders untrusted text as XML character data. oneLine collapses
+// white space as mdText does and cuts the text to mdTextMax runes; without
+// it (a path) nothing is collapsed or cut.
+func xmlText(s string, oneLine bool) string {
+	var b strings.Builder
+	runes := 0
+	space := false
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if oneLine && isCollapsible(r) {
+			space = true
+			i += n
+			continue
+		}
+		if oneLine && runes == mdTextMax {
+			b.WriteString("…")
+			break
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		runes++
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, "&lt;0x%02X&gt;", s[i])
+		case verify.Hidden(r):
+			fmt.Fprintf(&b, "&lt;U+%04X&gt;", r)
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '"':
+			b.WriteString("&quot;")
+		case r == '\'':
+			b.WriteString("&apos;")
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }

@@ -399,3 +399,40 @@ func TestUnlistedSkillIsConfirmedWithSkillsGet(t *testing.T) {
 		t.Errorf("status truncated = %q", st.Truncated)
 	}
 }
+
+// TestServerIndexFiles: .skillfs/servers holds one file per configured
+// server, whatever index.md holds, listing that server's skills.
+func TestServerIndexFiles(t *testing.T) {
+	f := newFixture(t, baseFiles, nil)
+	ctx := context.Background()
+	if got := f.ls(t, ".skillfs"); !slices.Equal(got, []string{"index.json", "index.md", "status.json", "servers"}) {
+		t.Errorf("ls .skillfs = %v", got)
+	}
+	if got := f.ls(t, ".skillfs/servers"); !slices.Equal(got, []string{"local.md"}) {
+		t.Errorf("ls .skillfs/servers = %v", got)
+	}
+	if a, err := f.fs.Stat(ctx, ".skillfs/servers"); err != nil || a.Kind != vfs.KindDir {
+		t.Errorf("stat .skillfs/servers: %+v, %v", a, err)
+	}
+	a, err := f.fs.Stat(ctx, ".skillfs/servers/local.md")
+	if err != nil || a.Kind != vfs.KindFile {
+		t.Fatalf("stat .skillfs/servers/local.md: %+v, %v", a, err)
+	}
+	b, err := f.read(t, ".skillfs/servers/local.md")
+	if err != nil || int64(len(b)) != a.Size {
+		t.Fatalf("read .skillfs/servers/local.md: %d bytes (stat said %d), %v", len(b), a.Size, err)
+	}
+	for _, want := range []string{"# Skills of server `local`", "Health: connected, 5 skills.", "`local/alpha/SKILL.md`", "`local/other/epsilon/SKILL.md`"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("local.md lacks %q:\n%s", want, b)
+		}
+	}
+	for _, p := range []string{".skillfs/servers/other.md", ".skillfs/servers/local", ".skillfs/servers/local.md/x"} {
+		if _, err := f.fs.Stat(ctx, p); !errors.Is(err, vfs.ErrNotExist) {
+			t.Errorf("stat %s: %v, want ErrNotExist", p, err)
+		}
+	}
+	if _, err := f.fs.ReadDir(ctx, ".skillfs/index.md"); !errors.Is(err, vfs.ErrNotDir) {
+		t.Errorf("readdir of a generated file: %v, want ErrNotDir", err)
+	}
+}

@@ -184,7 +184,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err := skfs.PrepareMountpoint(mnt, log); err != nil {
 		return &exitError{code: exitMount, err: err}
 	}
-	v, err := vfs.New(vfs.Options{Config: origins.Config, Store: st, Dial: origins.Dial, Logger: log, Version: versionString(), StaleRetry: opts.staleRetry})
+	v, err := vfs.New(vfs.Options{Config: origins.Config, Store: st, Dial: origins.Dial, Logger: log, Version: versionString(), StaleRetry: opts.staleRetry, MountPoint: mnt})
 	if err != nil {
 		return err
 	}
