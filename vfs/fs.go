@@ -410,7 +410,7 @@ func (f *Core) DirIno(p string) uint64 {
 	if p == "" {
 		return 1
 	}
-	if p == MetaDir {
+	if p == MetaDir || strings.HasPrefix(p, MetaDir+"/") {
 		return metaIno(p)
 	}
 	label, rest, _ := strings.Cut(p, "/")

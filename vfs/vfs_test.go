@@ -172,7 +172,8 @@ func (f *fixture) start(t *testing.T, edit func(*config.Origin)) {
 	}
 	f.fs = v
 	v.Start(ctx)
-	t.Cleanup(func() { cancel(); v.Wait() })
+	// The mount's order: its origins stop before the server goes.
+	t.Cleanup(func() { v.Stop(); v.Wait(); cancel() })
 	rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer rcancel()
 	if waiting := v.Ready(rctx); len(waiting) > 0 {
