@@ -325,7 +325,7 @@ func (t *tree) place(label string, sn *skillNode) error {
 		return fmt.Errorf("its directory %s is a file of another skill", sn.path)
 	}
 	for _, f := range files {
-		p := f.URI.Path()
+		p := filePath(&f)
 		if n := t.nodes[p]; n != nil && n.isDir() {
 			return fmt.Errorf("%s is a file here and a directory of another skill", p)
 		}
@@ -339,7 +339,7 @@ func (t *tree) place(label string, sn *skillNode) error {
 	self := sn.s.URI
 	for i := range files {
 		f := &files[i]
-		p := f.URI.Path()
+		p := filePath(f)
 		n := t.nodes[p]
 		if n == nil {
 			parent := t.dir(label, parentOf(p))
@@ -355,6 +355,37 @@ func (t *tree) place(label string, sn *skillNode) error {
 		}
 	}
 	return nil
+}
+
+// filePath is f.URI.Path(). A skill URI spelled canonically, as servers
+// spell nearly all of them, holds the path as is after "skill://"; the
+// node then shares those bytes of the resource instead of holding a copy.
+func filePath(f *verify.File) string {
+	const prefix = verify.SkillScheme + "://"
+	if f.URI.Scheme == verify.SkillScheme && strings.HasPrefix(f.Resource.URI, prefix) {
+		if rest := f.Resource.URI[len(prefix):]; spellsPath(rest, f.URI) {
+			return rest
+		}
+	}
+	return f.URI.Path()
+}
+
+// spellsPath reports whether s is exactly u's authority and segments
+// joined by "/".
+func spellsPath(s string, u verify.URI) bool {
+	s, ok := strings.CutPrefix(s, u.Authority)
+	if !ok {
+		return false
+	}
+	for _, seg := range u.Segments {
+		if s, ok = strings.CutPrefix(s, "/"); !ok {
+			return false
+		}
+		if s, ok = strings.CutPrefix(s, seg); !ok {
+			return false
+		}
+	}
+	return s == ""
 }
 
 // dir returns the directory node at p, creating it and its ancestors.

@@ -119,3 +119,24 @@ func TestInodeNumbersKeepTheirFormula(t *testing.T) {
 		}
 	}
 }
+
+func TestFilePathIsThePath(t *testing.T) {
+	for _, raw := range []string{
+		"skill://a/b/SKILL.md",
+		"skill://a",
+		"skill://a/b%20c/d.md",
+		"SKILL://a/b/d.md",
+		"skill://a/b%41c",
+		"github://o/r/SKILL.md",
+		"skill://ab/a",
+	} {
+		u, err := verify.ParseURI(raw)
+		if err != nil {
+			t.Fatalf("ParseURI(%q): %v", raw, err)
+		}
+		f := &verify.File{Resource: skill.Resource{URI: raw}, URI: u}
+		if got, want := filePath(f), u.Path(); got != want {
+			t.Errorf("filePath(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
