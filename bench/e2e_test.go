@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 var e2e = flag.Bool("e2e", false, "run the whole benchmark on tiny trees (needs FUSE; builds skillfs)")
@@ -26,7 +27,7 @@ func TestEndToEnd(t *testing.T) {
 	work := t.TempDir()
 	var log strings.Builder
 	rep, err := run(context.Background(), options{
-		Sizes: []int{12}, Reps: 2, StdioSize: 12, Seed: 1, WorkDir: work, Shm: "/dev/shm",
+		Sizes: []int{12}, Reps: 2, StdioSize: 12, Idle: time.Second, Seed: 1, WorkDir: work, Shm: "/dev/shm",
 		Spec: func(n int) Spec {
 			return Spec{Skills: n, Seed: 1, LargePairs: 3, LargeMin: 200 << 10, LargeMax: 300 << 10}
 		},
@@ -58,8 +59,9 @@ func TestEndToEnd(t *testing.T) {
 	}
 	// http: live, 2 RSS, 2 cold, 2 concurrent, 5 warm, 8 readers (Python
 	// against tmpfs and the loopback, Node, rg, and two round trips against
-	// both); stdio the same without the warm operations and readers.
-	if seen["http"] != 20 || seen["stdio"] != 7 {
+	// both), 2 idle CPU; stdio the same without the warm operations,
+	// readers and idle CPU.
+	if seen["http"] != 22 || seen["stdio"] != 7 {
 		t.Errorf("rows per transport: %v", seen)
 	}
 	if m := mountsUnder(work); len(m) > 0 {

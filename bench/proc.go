@@ -135,8 +135,19 @@ type server struct {
 // a rescan of a 10,000-skill tree every two seconds would be load the
 // measurements pick up.
 func startServer(ctx context.Context, cl *cleaner, bin, dir, accessLog string, log io.Writer) (*server, error) {
-	s := &server{AccessLog: accessLog, done: make(chan struct{})}
-	s.cmd = exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--access-log", accessLog, "--poll=-1s", dir)
+	return startServerArgs(ctx, cl, bin, dir, log, "--access-log", accessLog, "--poll=-1s")
+}
+
+// startServerArgs serves dir over loopback HTTP with the given flags.
+func startServerArgs(ctx context.Context, cl *cleaner, bin, dir string, log io.Writer, flags ...string) (*server, error) {
+	s := &server{done: make(chan struct{})}
+	for i, f := range flags {
+		if f == "--access-log" && i+1 < len(flags) {
+			s.AccessLog = flags[i+1]
+		}
+	}
+	args := append([]string{"serve", "--http", "127.0.0.1:0"}, flags...)
+	s.cmd = exec.Command(bin, append(args, dir)...)
 	s.cmd.SysProcAttr = childAttrs(syscall.SIGKILL)
 	s.cmd.Stdout = log
 	stderr, err := s.cmd.StderrPipe()
@@ -256,6 +267,42 @@ func procMemory(pid int) (rss, hwm int64, err error) {
 		return 0, 0, fmt.Errorf("memory of pid %d: %w", pid, err)
 	}
 	return parseStatus(string(b))
+}
+
+// userHZ is the unit of the CPU times in /proc/PID/stat (USER_HZ, 100
+// on every Linux architecture the bench runs on).
+const userHZ = 100
+
+// procCPU reads the user and system CPU time a process has used so far.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("CPU time of pid %d: %w", pid, err)
+	}
+	return parseStat(string(b))
+}
+
+// parseStat takes utime+stime (fields 14 and 15) from a /proc/PID/stat
+// line. The command name, field 2, is in parentheses and may hold spaces,
+// so fields are counted after its closing parenthesis.
+func parseStat(s string) (time.Duration, error) {
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("no command name in /proc stat line %q", s)
+	}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3, the state
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc stat line %q", s)
+	}
+	var ticks int64
+	for _, x := range f[11:13] {
+		n, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc stat CPU time %q: %w", x, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
 }
 
 func parseStatus(s string) (rss, hwm int64, err error) {

@@ -163,3 +163,20 @@ func TestCleanerRunWaitsForOtherRun(t *testing.T) {
 		t.Error("the cleanup had not finished when the second run returned")
 	}
 }
+
+func TestParseStat(t *testing.T) {
+	// The command name may hold spaces and parentheses.
+	line := "4242 (skillfs (x) y) S 1 4242 4242 0 -1 4194560 1234 0 0 0 37 13 0 0 20 0 9 0 100 1000 200 18446744073709551615\n"
+	got, err := parseStat(line)
+	if err != nil || got != 500*time.Millisecond {
+		t.Errorf("parseStat = %v, %v; want 500ms (37+13 ticks)", got, err)
+	}
+	for _, bad := range []string{"", "4242 skillfs S 1", "4242 (skillfs) S 1 2 3", "4242 (s) S 1 4242 4242 0 -1 4194560 1234 0 0 0 x 13 0"} {
+		if _, err := parseStat(bad); err == nil {
+			t.Errorf("parseStat(%q): no error", bad)
+		}
+	}
+	if _, err := procCPU(os.Getpid()); err != nil {
+		t.Errorf("procCPU(self): %v", err)
+	}
+}

@@ -107,7 +107,7 @@ func (s *scenario) run(ctx context.Context) error {
 		}
 		s.scanLog()
 	}()
-	s.memory("daemon RSS after mount")
+	s.memory("daemon RSS after mount", 1)
 
 	s.b.log.Info("cold reads", "op", "cold")
 	cs, err := dial(ctx, s.spec)
@@ -132,11 +132,15 @@ func (s *scenario) run(ctx context.Context) error {
 
 	s.b.log.Info("reading every file", "op", "read-all", "path", s.mnt)
 	s.readAll(ctx)
-	s.memory("daemon RSS after reading every file")
+	s.memory("daemon RSS after reading every file", 2)
 
 	if s.shm != nil {
 		s.b.log.Info("warm operations", "op", "warm")
 		s.warm(ctx)
+	}
+	if !s.spec.Stdio && s.b.opts.Idle > 0 {
+		s.b.log.Info("idle CPU", "op", "idle")
+		s.idle(ctx)
 	}
 	return ctx.Err()
 }
@@ -172,7 +176,7 @@ func (s *scenario) live(ctx context.Context) error {
 	r := s.row("start to live mount (fresh cache)", KindTime)
 	r.Baseline = "go-sdk connect + every skills/list page"
 	if s.tree.Skills >= 10000 && s.spec.name() == "http" {
-		r.Target = Target{Op: ValueBelow, Limit: 3}
+		r.Target = Target{Op: ValueBelow, Limit: 1}
 	}
 	mounts, direct, err := abReps(ctx, reps,
 		func(rep int) (time.Duration, error) {
@@ -212,10 +216,12 @@ func (s *scenario) live(ctx context.Context) error {
 	return nil
 }
 
-func (s *scenario) memory(what string) {
+// memory reads the daemon's RSS against issue 12's bound: 50 MiB plus
+// 2 KiB per skill after mounting, times factor.
+func (s *scenario) memory(what string, factor int) {
 	r := s.row(what, KindBytes)
 	r.N = 1
-	r.Target = Target{Op: ValueBelow, Limit: 100 << 20}
+	r.Target = Target{Op: ValueBelow, Limit: float64(factor * (50<<20 + s.tree.Skills*2<<10))}
 	rss, hwm, err := s.m.Memory()
 	if err != nil {
 		r.Err = err.Error()
@@ -231,6 +237,9 @@ func (s *scenario) cold(ctx context.Context, cs *mcp.ClientSession, what string,
 	r := s.row(what, KindTime)
 	r.Baseline = "go-sdk resources/read + sha256"
 	r.Target = Target{Op: RatioAtMost, Limit: 1.2}
+	if !s.spec.Stdio {
+		r.Target.Limit = 1.1 // issue 12 item 4
+	}
 	r.N = len(pairs)
 	mount, direct, err := abReps(ctx, len(pairs),
 		func(rep int) (time.Duration, error) {
@@ -570,3 +579,56 @@ func (s *scenario) scanLog() {
 		s.note("the daemon log has %d warnings or errors; the first: %s", len(bad), bad[0])
 	}
 }
+
+// idle measures the CPU time (utime+stime) of a `skillfs serve` of the
+// tree as a user runs it (default flags: it watches the folder) over
+// opts.Idle with nothing asking it anything, after a warm-up, and the
+// mount daemon's over the same window. Issue 11 asks for this to be
+// measured here rather than asserted in a test.
+func (s *scenario) idle(ctx context.Context) {
+	srv, err := startServerArgs(ctx, s.b.cl, s.b.bin, s.tree.Root, s.log)
+	serveRow := s.row(fmt.Sprintf("idle CPU of `skillfs serve` (default flags, watching), over %v", s.b.opts.Idle), KindTime)
+	mountRow := s.row(fmt.Sprintf("idle CPU of the mount daemon, same %v", s.b.opts.Idle), KindTime)
+	serveRow.N, mountRow.N = 1, 1
+	defer func() { s.rows = append(s.rows, serveRow, mountRow) }()
+	if err != nil {
+		serveRow.Err, mountRow.Err = err.Error(), err.Error()
+		return
+	}
+	defer srv.stop()
+	select {
+	case <-time.After(idleWarmup):
+	case <-ctx.Done():
+		return
+	}
+	pids := []int{srv.cmd.Process.Pid, s.m.cmd.Process.Pid}
+	var before, after [2]time.Duration
+	var errs [2]error
+	for i, pid := range pids {
+		before[i], errs[i] = procCPU(pid)
+	}
+	select {
+	case <-time.After(s.b.opts.Idle):
+	case <-ctx.Done():
+		return
+	}
+	for i, pid := range pids {
+		var err error
+		if after[i], err = procCPU(pid); errs[i] == nil {
+			errs[i] = err
+		}
+	}
+	for i, r := range []*Row{&serveRow, &mountRow} {
+		if errs[i] != nil {
+			r.Err = errs[i].Error()
+			continue
+		}
+		used := after[i] - before[i]
+		r.Value = used.Seconds()
+		r.Note = fmt.Sprintf("%.1f%% of a core", 100*used.Seconds()/s.b.opts.Idle.Seconds())
+	}
+}
+
+// idleWarmup is how long the idle server may settle (read the tree, set up
+// its watches) before its idle CPU is measured.
+const idleWarmup = 4 * time.Second

@@ -137,6 +137,9 @@ func formatValue(k Kind, v float64) string {
 // formatSeconds prints three significant digits in a unit that keeps the
 // number between 1 and 1000.
 func formatSeconds(s float64) string {
+	if s == 0 {
+		return "0 s" // an idle process's CPU time, in whole clock ticks
+	}
 	units := []struct {
 		name  string
 		scale float64

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -85,12 +86,23 @@ func (o *Session) read(ctx context.Context, uri string, cap int64) ([]byte, erro
 	case found.Blob != nil:
 		b = found.Blob
 	default:
-		b = []byte(found.Text)
+		b = textBytes(found.Text)
 	}
 	if int64(len(b)) > cap {
 		return nil, fmt.Errorf("%w: %d bytes, more than the %d allowed", ErrTooLarge, len(b), cap)
 	}
 	return b, nil
+}
+
+// textBytes returns the bytes of a text content without copying them:
+// the decoded string is the one copy of the file the response leaves, and
+// fetched bytes are never written to (the store, the checks and the mount
+// only read them), so the string's immutability holds.
+func textBytes(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // reserve takes n bytes of the origin's budget window, or fails with

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -126,13 +129,9 @@ pages:
 		if scopeOf(res.CacheScope) == ScopePrivate {
 			cat.CacheScope = ScopePrivate
 		}
-		for i, raw := range res.Skills {
-			// Nothing of the page outlives the decoding of its entry.
-			res.Skills[i] = nil
-			if stop := l.admit(raw); stop != "" {
-				cat.Truncated = stop
-				break pages
-			}
+		if stop := l.admitPage(res.Skills); stop != "" {
+			cat.Truncated = stop
+			break pages
 		}
 		if res.NextCursor == "" {
 			break
@@ -176,20 +175,82 @@ type lister struct {
 	resources int   // resources of the kept skills
 }
 
-// admit checks one raw entry and adds it to the catalog or its rejections.
-// It returns why the listing stops, or "": the entry that would cross a cap
-// is not kept, so a skill is never kept in part.
-func (l *lister) admit(raw json.RawMessage) string {
+// A decoded entry is what verify.DecodeEntry made of one raw entry.
+type decoded struct {
+	size int64           // of the raw entry
+	raw  json.RawMessage // kept only when the entry is rejected
+	s    *verify.Skill
+	err  error
+}
+
+// admitPage admits a page's entries in order, as admit one by one would.
+// Decoding and checking an entry is pure and most of a listing's CPU, so
+// the entries the entry and byte caps let through are decoded on every
+// core first; each raw entry is let go once it is decoded.
+func (l *lister) admitPage(raws []json.RawMessage) string {
+	lim := l.o.limits
+	n, entries, bytes := 0, l.entries, l.bytes
+	for _, raw := range raws {
+		if entries >= lim.MaxListEntries || bytes+int64(len(raw)) > lim.MaxListBytes {
+			break
+		}
+		entries, bytes, n = entries+1, bytes+int64(len(raw)), n+1
+	}
+	out := make([]decoded, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				d := &out[i]
+				d.size = int64(len(raws[i]))
+				d.s, d.err = verify.DecodeEntry(raws[i], l.o.entries)
+				if d.err != nil {
+					d.raw = raws[i]
+				}
+				raws[i] = nil
+			}
+		})
+	}
+	wg.Wait()
+	for i, raw := range raws {
+		var d *decoded
+		if i < n {
+			d = new(out[i])
+			out[i] = decoded{} // nothing of the page outlives its admission
+		}
+		if stop := l.admit(raw, d); stop != "" {
+			return stop
+		}
+	}
+	return ""
+}
+
+// admit checks one raw entry, or takes d, its decoding, and adds it to
+// the catalog or its rejections. It returns why the listing stops, or "":
+// the entry that would cross a cap is not kept, so a skill is never kept
+// in part.
+func (l *lister) admit(raw json.RawMessage, d *decoded) string {
 	lim := l.o.limits
 	if l.entries >= lim.MaxListEntries {
 		return fmt.Sprintf("stopped at %d entries (max_list_entries)", l.entries)
 	}
-	if l.bytes+int64(len(raw)) > lim.MaxListBytes {
-		return fmt.Sprintf("stopped at %d bytes of entries (max_list_bytes is %d); the next entry has %d", l.bytes, lim.MaxListBytes, len(raw))
+	size := int64(len(raw))
+	if d != nil {
+		raw, size = d.raw, d.size
+	}
+	if l.bytes+size > lim.MaxListBytes {
+		return fmt.Sprintf("stopped at %d bytes of entries (max_list_bytes is %d); the next entry has %d", l.bytes, lim.MaxListBytes, size)
 	}
 	l.entries++
-	l.bytes += int64(len(raw))
-	s, err := verify.DecodeEntry(raw, l.o.entries)
+	l.bytes += size
+	var s *verify.Skill
+	var err error
+	if d != nil {
+		s, err = d.s, d.err
+	} else {
+		s, err = verify.DecodeEntry(raw, l.o.entries)
+	}
 	if err != nil {
 		rej := rejection(rawURI(raw), err)
 		l.o.log.Warn("skill rejected", "op", "list", "uri", rej.URI, "err", rej.Detail)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 )
 
 // A Digest is the SEP-2640 digest of a file's raw bytes: "sha256:" followed by
@@ -185,6 +187,10 @@ func decodeResource(raw map[string]json.RawMessage) (Resource, error) {
 	}
 	r.Digest = Digest(d)
 	if s, ok := raw["size"]; ok && !bytes.Equal(bytes.TrimSpace(s), []byte("null")) {
+		if v, ok := plainInt(s); ok {
+			r.Size, r.HasSize = v, true
+			return r, nil
+		}
 		var n json.Number
 		s = bytes.TrimSpace(s)
 		// json.Number also accepts a quoted number; the wire type is a number.
@@ -202,6 +208,10 @@ func decodeResource(raw map[string]json.RawMessage) (Resource, error) {
 
 // unmarshalString decodes an optional JSON string; absent or null is "".
 func unmarshalString(raw json.RawMessage, s *string) error {
+	if v, ok := plainString(raw); ok {
+		*s = v
+		return nil
+	}
 	if len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return nil
 	}
@@ -209,4 +219,44 @@ func unmarshalString(raw json.RawMessage, s *string) error {
 		return fmt.Errorf("not a string")
 	}
 	return nil
+}
+
+// plainString decodes a JSON string literal that needs no decoding: quotes
+// around valid UTF-8 with no escape, quote or control character, which is
+// what URIs and digests nearly always are. It is what json.Unmarshal gives
+// for such a literal, without its reflection; ok is false for anything
+// else, which is then decoded the long way.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
+}
+
+// plainInt decodes a JSON integer of at most 18 digits (so that it cannot
+// overflow), as json.Number's Int64 would; ok is false for anything else.
+func plainInt(raw []byte) (int64, bool) {
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseInt(string(raw), 10, 64)
+	return v, err == nil
 }

@@ -60,3 +60,28 @@ func TestEntryRoundTrip(t *testing.T) {
 		t.Errorf("Resource(skill://a/b) = %+v, %v", r, ok)
 	}
 }
+
+// The fast paths of decoding must say what encoding/json says, or leave
+// the literal to it.
+func TestPlainLiteralsDecodeAsJSONDoes(t *testing.T) {
+	for _, raw := range []string{
+		`"skill://a/b/SKILL.md"`, `""`, `"sha256:00ff"`, `"caf\u00e9"`, `"café"`, `"a\"b"`, `"a\\b"`,
+		"\"\xff\"", "\"a\tb\"", `"`, `x"`, ` "a"`, `"a" `, `null`, `12`,
+	} {
+		var want string
+		werr := json.Unmarshal([]byte(raw), &want)
+		if got, ok := plainString([]byte(raw)); ok && (werr != nil || got != want) {
+			t.Errorf("plainString(%q) = %q; encoding/json: %q, %v", raw, got, want, werr)
+		}
+	}
+	for _, raw := range []string{
+		`0`, `-0`, `12`, `-12`, `012`, `1.0`, `1e3`, `-`, ``, `999999999999999999`, `9999999999999999999`, `"12"`, ` 12`, `+1`,
+	} {
+		var n json.Number
+		werr := json.Unmarshal([]byte(raw), &n)
+		want, nerr := n.Int64()
+		if got, ok := plainInt([]byte(raw)); ok && (werr != nil || nerr != nil || got != want) {
+			t.Errorf("plainInt(%q) = %d; encoding/json: %d, %v, %v", raw, got, want, werr, nerr)
+		}
+	}
+}

@@ -129,8 +129,13 @@ func (c *catalog) regate() {
 
 // put holds a live catalog from the server and saves it.
 func (c *catalog) put(cat *resolver.Catalog) {
-	c.swap(func(*tree) (*resolver.Catalog, string) { return cat, "live" })
+	c.hold(cat)
 	c.save()
+}
+
+// hold holds a live catalog from the server without saving it.
+func (c *catalog) hold(cat *resolver.Catalog) {
+	c.swap(func(*tree) (*resolver.Catalog, string) { return cat, "live" })
 }
 
 // replace holds a fresh entry (from skills/get) in place of old, and

@@ -217,8 +217,9 @@ func (f *Core) ShowSkillMD(ctx context.Context, ref SkillRef) ([]byte, error) {
 			return nil, &RefError{Ref: ref, Reason: "the entry does not list its SKILL.md"}
 		}
 		fn := &fileNode{f: file, owners: []*skillNode{sn}, entryOf: []*skillNode{sn}}
-		fn.version = versionOf(fn)
-		n = &node{path: p, ino: inoVersion(o.cfg.Label, p, false, &fn.version), file: fn}
+		fn.setVersion()
+		v := fn.version()
+		n = &node{path: p, ino: inoVersion(o.cfg.Label, p, false, &v), file: fn}
 	}
 	b, _, err := o.rd.load(ctx, n)
 	if err != nil {

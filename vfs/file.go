@@ -3,7 +3,6 @@ package vfs
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,8 +39,19 @@ type File struct {
 	dynOK  bool
 	gen    uint64 // a dynamic file's generation: one per fetch
 
-	key  string // in the branch's fileTable
-	refs int    // guarded by the fileTable's lock
+	key  fileKey // in the branch's fileTable
+	refs int     // guarded by the fileTable's lock
+}
+
+// A fileKey names one version of a file in a fileTable: its path and
+// version key, or for a dynamic file its path and fetch generation. Its
+// strings are shared with the tree and the lookup, so a key costs no
+// allocation of its own.
+type fileKey struct {
+	path    string // origin-relative
+	version string // fileNode.key
+	dynamic bool
+	gen     uint64
 }
 
 // ReasonChanged: the file's entry changed after this copy served bytes.
@@ -77,10 +87,10 @@ func (f *Core) Lookup(ctx context.Context, p string) (Attr, *File, error) {
 		return o.attr(n), nil, nil
 	}
 	var gen uint64
-	key := rest + "\x00" + n.file.key
+	key := fileKey{path: rest, version: n.file.key}
 	if n.file.dynamic {
 		gen = o.rd.dyn.generation(rest)
-		key = fmt.Sprintf("%s\x00dynamic %d", rest, gen)
+		key = fileKey{path: rest, dynamic: true, gen: gen}
 	}
 	fl := o.files.open(key, func() *File { return &File{o: o, path: rest, n: n, gen: gen, key: key} })
 	return fl.Attr(), fl, nil
@@ -93,16 +103,16 @@ func (f *Core) Lookup(ctx context.Context, p string) (Attr, *File, error) {
 // reference is forgotten.
 type fileTable struct {
 	mu    sync.Mutex
-	files map[string]*File
+	files map[fileKey]*File
 }
 
 // open returns the File under key with one more reference, making it
 // when there is none.
-func (ft *fileTable) open(key string, make func() *File) *File {
+func (ft *fileTable) open(key fileKey, make func() *File) *File {
 	ft.mu.Lock()
 	defer ft.mu.Unlock()
 	if ft.files == nil {
-		ft.files = map[string]*File{}
+		ft.files = map[fileKey]*File{}
 	}
 	fl := ft.files[key]
 	if fl == nil {
@@ -200,7 +210,7 @@ func (fl *File) follow() {
 	if cur == fl.n || cur == nil || cur.isDir() {
 		return
 	}
-	if cur.file.version == fl.n.file.version {
+	if cur.file.version() == fl.n.file.version() {
 		fl.n = cur
 		return
 	}
@@ -220,7 +230,7 @@ func (fl *File) check() error {
 		if sn != nil && sn.s.Dynamic && fl.n.file.owners[0].uri() == sn.uri() {
 			return nil
 		}
-	} else if cur := t.nodes[fl.path]; cur != nil && !cur.isDir() && cur.file.version == fl.n.file.version {
+	} else if cur := t.nodes[fl.path]; cur != nil && !cur.isDir() && cur.file.version() == fl.n.file.version() {
 		return nil
 	}
 	reason, detail := ReasonChanged, "the server's entry for this file changed after it was opened; open it again"
@@ -257,7 +267,7 @@ func (fl *File) bytes(ctx context.Context) (b []byte, err error) {
 		return nil, err
 	}
 	if used != fl.n {
-		if fl.served && used.file.version != fl.n.file.version {
+		if fl.served && used.file.version() != fl.n.file.version() {
 			return nil, &ReadError{Path: fl.Path(), Reason: ReasonChanged,
 				Err: errors.New("the server's entry for this file changed after it was opened; open it again")}
 		}
@@ -295,7 +305,10 @@ func (fl *File) release() {
 	heldBytes.Add(-int64(len(fl.data)))
 	fl.data = nil
 	if fl.timer != nil {
+		// Dropped rather than kept for the next hold: most files are read
+		// once, and the kernel may hold their inodes for long.
 		fl.timer.Stop()
+		fl.timer = nil
 	}
 }
 

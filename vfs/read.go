@@ -268,6 +268,12 @@ func isStale(err error) bool {
 // the tree it belongs to.
 func (rd *reader) checkEntry(n *node, b []byte) error {
 	f := n.file
+	if len(f.entryOf) == 0 {
+		// No entry's SKILL.md: nothing to check, and no outcome to keep on
+		// every node the kernel has had read.
+		rd.noteVerified(f, nil)
+		return nil
+	}
 	d := string(f.f.Resource.Digest)
 	if c := f.checked.Load(); c != nil && c.digest == d {
 		return c.err
@@ -279,7 +285,7 @@ func (rd *reader) checkEntry(n *node, b []byte) error {
 			break
 		}
 	}
-	if c.err == nil && len(f.entryOf) > 0 {
+	if c.err == nil {
 		for _, fl := range verify.ContentFlags(b, true) {
 			c.flags = append(c.flags, string(fl))
 		}

@@ -2,11 +2,12 @@ package vfs
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -75,12 +76,11 @@ type fileNode struct {
 	// conflict is set when two manifests disagree about the file.
 	conflict string
 	dynamic  bool
-	// version names what the file serves under this tree: its resource and,
-	// for a SKILL.md, the frontmatter of every entry it is checked against.
-	// A change of either is a new version: a new inode number, and the
-	// older version's reads fail rather than mix (see File).
-	version fileVersion
-	key     string // version.key(), once
+	// frontmatter hashes the frontmatter of each entry whose SKILL.md this
+	// file is (zero for other files); with the resource, conflict and
+	// dynamic it makes the file's version (see version).
+	frontmatter [sha256.Size]byte
+	key         string // version().key(), once
 	// checked is the outcome of the checks that depend on the entry, for
 	// the bytes of one digest: set on the first serve under this tree.
 	checked atomic.Pointer[checkResult]
@@ -122,22 +122,53 @@ func inoFor(label, p string, dir bool) uint64 { return inoVersion(label, p, dir,
 // while its version does, and gets a new one when its content or entry
 // changes, as a file replaced by rename does on a local filesystem.
 func inoVersion(label, p string, dir bool, v *fileVersion) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(label))
-	h.Write([]byte{0})
-	h.Write([]byte(p))
+	// FNV-1a over label, p and the version, written out by hand: this runs
+	// for every node of every tree built.
+	h := fnvAdd(fnvOffset, label)
+	h = fnvAdd(h, "\x00")
+	h = fnvAdd(h, p)
 	if dir {
-		h.Write([]byte{1})
+		h = fnvAdd(h, "\x01")
 	}
 	if v != nil && !v.dynamic {
-		fmt.Fprintf(h, "\x02%s\x00%d\x00%t\x00%s\x00", v.res.Digest, v.res.Size, v.res.HasSize, v.conflict)
-		h.Write(v.frontmatter[:])
+		var buf [24]byte
+		h = fnvAdd(h, "\x02")
+		h = fnvAdd(h, string(v.res.Digest))
+		h = fnvAdd(h, "\x00")
+		h = fnvAddBytes(h, strconv.AppendInt(buf[:0], v.res.Size, 10))
+		h = fnvAdd(h, "\x00")
+		h = fnvAdd(h, strconv.FormatBool(v.res.HasSize))
+		h = fnvAdd(h, "\x00")
+		h = fnvAdd(h, v.conflict)
+		h = fnvAdd(h, "\x00")
+		h = fnvAddBytes(h, v.frontmatter[:])
 	}
-	ino := h.Sum64() &^ (1 << 63) // below go-fuse's automatic range
+	ino := h &^ (1 << 63) // below go-fuse's automatic range
 	if ino < 2 {
 		ino += 2 // 1 is the root
 	}
 	return ino
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnvAdd(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+func fnvAddBytes(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	return h
 }
 
 // buildTree lays out the skills of a catalog. A skill whose files cannot be
@@ -215,7 +246,8 @@ func buildGated(label string, cat *resolver.Catalog, source string, prev *tree, 
 			slices.Sort(n.children)
 		} else {
 			n.file.setVersion()
-			n.ino = inoVersion(label, n.path, false, &n.file.version)
+			v := n.file.version()
+			n.ino = inoVersion(label, n.path, false, &v)
 		}
 	}
 	t.stamp(prev, now, times)
@@ -289,7 +321,7 @@ func sameContent(a, b *node) bool {
 	if a.isDir() {
 		return slices.Equal(a.children, b.children)
 	}
-	return a.file.version == b.file.version
+	return a.file.version() == b.file.version()
 }
 
 // A fileVersion is what a file serves: the resource, any conflict between
@@ -303,14 +335,9 @@ type fileVersion struct {
 	frontmatter [sha256.Size]byte // zero unless the file is some entry's SKILL.md
 }
 
-// setVersion computes the node's version and its key.
+// setVersion hashes the frontmatter the node is checked against and
+// computes its key, once its owners are known.
 func (f *fileNode) setVersion() {
-	f.version = versionOf(f)
-	f.key = f.version.key()
-}
-
-func versionOf(f *fileNode) fileVersion {
-	v := fileVersion{res: f.f.Resource, conflict: f.conflict, dynamic: f.dynamic}
 	if len(f.entryOf) > 0 {
 		h := sha256.New()
 		for _, sn := range f.entryOf {
@@ -318,15 +345,28 @@ func versionOf(f *fileNode) fileVersion {
 			h.Write(b)
 			h.Write([]byte{0})
 		}
-		h.Sum(v.frontmatter[:0])
+		h.Sum(f.frontmatter[:0])
 	}
-	return v
+	f.key = f.version().key()
 }
 
-// key names the version in the saved flags: the digest with the
-// frontmatter it was checked against.
+// version names what the file serves under this tree: its resource and,
+// for a SKILL.md, the frontmatter of every entry it is checked against.
+// A change of either is a new version: a new inode number, and the older
+// version's reads fail rather than mix (see File).
+func (f *fileNode) version() fileVersion {
+	return fileVersion{res: f.f.Resource, conflict: f.conflict, dynamic: f.dynamic, frontmatter: f.frontmatter}
+}
+
+// key names the version in the saved flags and in what reading learnt:
+// the digest with the frontmatter it was checked against. A file that is
+// no entry's SKILL.md is checked against no frontmatter, and its digest
+// alone names it (a key that shares the digest's bytes).
 func (v fileVersion) key() string {
-	return fmt.Sprintf("%s/%x", v.res.Digest, v.frontmatter)
+	if v.frontmatter == ([sha256.Size]byte{}) {
+		return string(v.res.Digest)
+	}
+	return string(v.res.Digest) + "/" + hex.EncodeToString(v.frontmatter[:])
 }
 
 // place adds one skill's directory and files, all or nothing.
@@ -342,7 +382,7 @@ func (t *tree) place(label string, sn *skillNode) error {
 		return fmt.Errorf("its directory %s is a file of another skill", sn.path)
 	}
 	for _, f := range files {
-		p := f.URI.Path()
+		p := filePath(&f)
 		if n := t.nodes[p]; n != nil && n.isDir() {
 			return fmt.Errorf("%s is a file here and a directory of another skill", p)
 		}
@@ -353,9 +393,10 @@ func (t *tree) place(label string, sn *skillNode) error {
 		}
 	}
 	t.dir(label, sn.path).skill = sn
+	self := sn.s.URI
 	for i := range files {
 		f := &files[i]
-		p := f.URI.Path()
+		p := filePath(f)
 		n := t.nodes[p]
 		if n == nil {
 			parent := t.dir(label, parentOf(p))
@@ -366,11 +407,42 @@ func (t *tree) place(label string, sn *skillNode) error {
 			n.file.conflict = fmt.Sprintf("the entries of %s and %s disagree about this file", n.file.owners[0].uri(), sn.uri())
 		}
 		n.file.owners = append(n.file.owners, sn)
-		if f.URI.String() == sn.uri() {
+		if f.URI.Equal(self) {
 			n.file.entryOf = append(n.file.entryOf, sn)
 		}
 	}
 	return nil
+}
+
+// filePath is f.URI.Path(). A skill URI spelled canonically, as servers
+// spell nearly all of them, holds the path as is after "skill://"; the
+// node then shares those bytes of the resource instead of holding a copy.
+func filePath(f *verify.File) string {
+	const prefix = verify.SkillScheme + "://"
+	if f.URI.Scheme == verify.SkillScheme && strings.HasPrefix(f.Resource.URI, prefix) {
+		if rest := f.Resource.URI[len(prefix):]; spellsPath(rest, f.URI) {
+			return rest
+		}
+	}
+	return f.URI.Path()
+}
+
+// spellsPath reports whether s is exactly u's authority and segments
+// joined by "/".
+func spellsPath(s string, u verify.URI) bool {
+	s, ok := strings.CutPrefix(s, u.Authority)
+	if !ok {
+		return false
+	}
+	for _, seg := range u.Segments {
+		if s, ok = strings.CutPrefix(s, "/"); !ok {
+			return false
+		}
+		if s, ok = strings.CutPrefix(s, seg); !ok {
+			return false
+		}
+	}
+	return s == ""
 }
 
 // dir returns the directory node at p, creating it and its ancestors.
@@ -485,7 +557,7 @@ func changes(old, new *tree) (files, dirs []string) {
 			if !slices.Equal(o.children, n.children) || !o.mtime.Equal(n.mtime) {
 				dirs = append(dirs, p)
 			}
-		case o.file.version != n.file.version:
+		case o.file.version() != n.file.version():
 			files = append(files, p)
 		}
 	}

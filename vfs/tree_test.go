@@ -1,6 +1,8 @@
 package vfs
 
 import (
+	"fmt"
+	"hash/fnv"
 	"slices"
 	"testing"
 	"time"
@@ -75,5 +77,66 @@ func TestNewlyRejectedDirectoryIsAChange(t *testing.T) {
 	_, dirs := changes(empty, rejected)
 	if !slices.Contains(dirs, "team/bad") || !slices.Contains(dirs, "team") {
 		t.Errorf("changed directories %v; want team/bad and team", dirs)
+	}
+}
+
+// Inode numbers are stable across restarts, and so across skillfs
+// versions that compute them differently: pin the formula.
+func TestInodeNumbersKeepTheirFormula(t *testing.T) {
+	want := func(label, p string, dir bool, v *fileVersion) uint64 {
+		h := fnv.New64a()
+		h.Write([]byte(label))
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+		if dir {
+			h.Write([]byte{1})
+		}
+		if v != nil && !v.dynamic {
+			fmt.Fprintf(h, "\x02%s\x00%d\x00%t\x00%s\x00", v.res.Digest, v.res.Size, v.res.HasSize, v.conflict)
+			h.Write(v.frontmatter[:])
+		}
+		ino := h.Sum64() &^ (1 << 63)
+		if ino < 2 {
+			ino += 2
+		}
+		return ino
+	}
+	d := verify.DigestOf([]byte("x"))
+	for _, c := range []struct {
+		label, p string
+		dir      bool
+		v        *fileVersion
+	}{
+		{"acme", "", true, nil},
+		{"acme", "a/b", true, nil},
+		{"acme", "a/b/SKILL.md", false, nil},
+		{"acme", "a/b/SKILL.md", false, &fileVersion{res: skill.Resource{Digest: d, Size: 1, HasSize: true}}},
+		{"acme", "a/b/x.md", false, &fileVersion{res: skill.Resource{Digest: d, Size: -3}, conflict: "they disagree", frontmatter: [32]byte{1, 2}}},
+		{"acme", "a/b/x.md", false, &fileVersion{dynamic: true}},
+	} {
+		if got, want := inoVersion(c.label, c.p, c.dir, c.v), want(c.label, c.p, c.dir, c.v); got != want {
+			t.Errorf("inoVersion(%q, %q, %v, %+v) = %d, want %d", c.label, c.p, c.dir, c.v, got, want)
+		}
+	}
+}
+
+func TestFilePathIsThePath(t *testing.T) {
+	for _, raw := range []string{
+		"skill://a/b/SKILL.md",
+		"skill://a",
+		"skill://a/b%20c/d.md",
+		"SKILL://a/b/d.md",
+		"skill://a/b%41c",
+		"github://o/r/SKILL.md",
+		"skill://ab/a",
+	} {
+		u, err := verify.ParseURI(raw)
+		if err != nil {
+			t.Fatalf("ParseURI(%q): %v", raw, err)
+		}
+		f := &verify.File{Resource: skill.Resource{URI: raw}, URI: u}
+		if got, want := filePath(f), u.Path(); got != want {
+			t.Errorf("filePath(%q) = %q, want %q", raw, got, want)
+		}
 	}
 }

@@ -156,7 +156,6 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err != nil {
 		return err
 	}
-	tuneGC()
 	stopProfiles, err := startProfiles(opts.cpuProfile, opts.memProfile)
 	if err != nil {
 		return usageError(err)
@@ -197,6 +196,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if !waitReady(ctx, v, opts.startupTimeout, log) {
 		return nil
 	}
+	tuneGC()
 	if err := requireAll(opts, v.Status()); err != nil {
 		return err
 	}
@@ -227,7 +227,10 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 // tuneGC sets the daemon's GOGC unless the environment sets one: the
 // catalog is most of the live heap and barely changes, so a smaller
 // headroom over it keeps RSS near what is needed at the cost of more
-// frequent (cheap, mostly idle-time) collections.
+// frequent (cheap, mostly idle-time) collections. It is set once the
+// first catalogs are held: while they are decoded the heap only grows,
+// and collecting at every half of it again would mark the catalog over
+// and over on the way to a live mount.
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
