@@ -50,17 +50,34 @@ func mdText(s string) string { return mdTextN(s, mdTextMax) }
 
 // mdTextN is mdText cut to max runes.
 func mdTextN(s string, max int) string {
+	return escapeText(s, true, max, func(b *strings.Builder, r rune) bool {
+		if r < utf8.RuneSelf && strings.IndexByte(mdSpecial, byte(r)) >= 0 {
+			b.WriteByte('\\')
+			b.WriteByte(byte(r))
+			return true
+		}
+		return false
+	}, "<", ">")
+}
+
+// escapeText is the walk mdText and xmlText share. With oneLine, runs of
+// collapsible white space become one space (none leading) and the text is
+// cut to max runes with "…"; otherwise nothing is collapsed or cut. A byte
+// that is not UTF-8 is written <0xNN> and a verify.Hidden character
+// <U+XXXX>, the angle brackets being lt and gt; every other rune is written
+// by esc when it returns true, else as it is.
+func escapeText(s string, oneLine bool, max int, esc func(b *strings.Builder, r rune) bool, lt, gt string) string {
 	var b strings.Builder
 	runes := 0
 	space := false
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if isCollapsible(r) {
+		if oneLine && isCollapsible(r) {
 			space = true
 			i += n
 			continue
 		}
-		if runes == max {
+		if oneLine && runes == max {
 			b.WriteString("…")
 			break
 		}
@@ -71,12 +88,10 @@ func mdTextN(s string, max int) string {
 		runes++
 		switch {
 		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&b, "<0x%02X>", s[i])
+			fmt.Fprintf(&b, "%s0x%02X%s", lt, s[i], gt)
 		case verify.Hidden(r):
-			fmt.Fprintf(&b, "<U+%04X>", r)
-		case r < utf8.RuneSelf && strings.IndexByte(mdSpecial, byte(r)) >= 0:
-			b.WriteByte('\\')
-			b.WriteByte(byte(r))
+			fmt.Fprintf(&b, "%sU+%04X%s", lt, r, gt)
+		case esc(&b, r):
 		default:
 			b.WriteString(s[i : i+n])
 		}
@@ -199,44 +214,21 @@ func skillLine(s SkillInfo) string {
 // white space as mdText does and cuts the text to mdTextMax runes; without
 // it (a path) nothing is collapsed or cut.
 func xmlText(s string, oneLine bool) string {
-	var b strings.Builder
-	runes := 0
-	space := false
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if oneLine && isCollapsible(r) {
-			space = true
-			i += n
-			continue
-		}
-		if oneLine && runes == mdTextMax {
-			b.WriteString("…")
-			break
-		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		space = false
-		runes++
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&b, "&lt;0x%02X&gt;", s[i])
-		case verify.Hidden(r):
-			fmt.Fprintf(&b, "&lt;U+%04X&gt;", r)
-		case r == '&':
+	return escapeText(s, oneLine, mdTextMax, func(b *strings.Builder, r rune) bool {
+		switch r {
+		case '&':
 			b.WriteString("&amp;")
-		case r == '<':
+		case '<':
 			b.WriteString("&lt;")
-		case r == '>':
+		case '>':
 			b.WriteString("&gt;")
-		case r == '"':
+		case '"':
 			b.WriteString("&quot;")
-		case r == '\'':
+		case '\'':
 			b.WriteString("&apos;")
 		default:
-			b.WriteString(s[i : i+n])
+			return false
 		}
-		i += n
-	}
-	return b.String()
+		return true
+	}, "&lt;", "&gt;")
 }
