@@ -330,8 +330,12 @@ func TestGivesUpAfterStartAttempts(t *testing.T) {
 		map[string]any{"defaults": map[string]any{"limits": map[string]any{"start_attempts": 2}}})
 	m := startMount(t, cfg)
 	m.warnings = true
+	// Polled through the control socket: status.json is read once the
+	// state has settled (see the closing note of this change: a read of
+	// a generated file while it changes fast can come out torn).
 	waitFor(t, 2*time.Minute, "the server to be given up", func() bool {
-		return readStatus(t, m)["late"].State == "gave-up"
+		st := status(t, nil, "--mount", m.Dir, "--cache-dir", m.Cache)
+		return len(st.Servers) == 1 && st.Servers[0].State == "gave-up"
 	})
 	st := readStatus(t, m)["late"]
 	if st.FailedStarts != 2 || !strings.Contains(st.LastError, "not found") || !strings.Contains(st.LastError, "not retrying until SIGHUP") {
@@ -353,7 +357,8 @@ func TestGivesUpAfterStartAttempts(t *testing.T) {
 	m.cmd.Process.Signal(syscall.SIGHUP)
 	waitFor(t, 2*time.Minute, "the server to connect after SIGHUP", func() bool {
 		_, err := os.Stat(m.Path("late", "late", "SKILL.md"))
-		return err == nil
+		st := status(t, nil, "--mount", m.Dir, "--cache-dir", m.Cache)
+		return err == nil && len(st.Servers) == 1 && st.Servers[0].State == "connected"
 	})
 	if st := readStatus(t, m)["late"]; st.State != "connected" || st.FailedStarts != 0 {
 		t.Errorf("status after SIGHUP: %+v", st)

@@ -156,6 +156,10 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err != nil {
 		return err
 	}
+	// From here on SIGHUP is caught (and acted on once the mount is
+	// live), so that a reload sent during startup does not end it.
+	sigs, stopSignals := catchSignals()
+	defer stopSignals()
 	stopProfiles, err := startProfiles(opts.cpuProfile, opts.memProfile)
 	if err != nil {
 		return usageError(err)
@@ -220,7 +224,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	var sd notifier
 	sd.send("READY=1", "STATUS="+summary)
 	defer sd.send("STOPPING=1")
-	m := &running{live: live, v: v, mnt: mnt, opts: opts, log: log, logs: logs, sd: &sd, origins: origins}
+	m := &running{live: live, v: v, mnt: mnt, opts: opts, log: log, logs: logs, sd: &sd, origins: origins, sigs: sigs}
 	return m.serve(ctx)
 }
 

@@ -24,6 +24,18 @@ type running struct {
 	logs    *logFile // --log-file, or nil
 	sd      *notifier
 	origins *servers
+	// sigs receives SIGHUP and SIGUSR1 from before the ready line on
+	// (catchSignals): a SIGHUP sent as soon as the line is seen must not
+	// meet the default action, which ends the process.
+	sigs chan os.Signal
+}
+
+// catchSignals starts catching the signals a live mount acts on; the
+// returned func stops it.
+func catchSignals() (chan os.Signal, func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGUSR1)
+	return sigs, func() { signal.Stop(sigs) }
 }
 
 // statusEvery is how often systemd's STATUS= is brought up to date.
@@ -33,9 +45,7 @@ const statusEvery = 5 * time.Second
 // re-reads the config and lists every server again, SIGUSR1 writes the
 // heap profile.
 func (m *running) serve(ctx context.Context) error {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGUSR1)
-	defer signal.Stop(sigs)
+	sigs := m.sigs
 	gone := make(chan struct{})
 	go func() { m.live.Wait(); close(gone) }()
 	tick := time.NewTicker(statusEvery)
