@@ -238,8 +238,7 @@ func TestApprovalSurvivesRestartNotIdentityChange(t *testing.T) {
 		t.Fatalf("approvals.json: %v, %v", fi, err)
 	}
 	restart := func(edit func(*config.Origin)) {
-		f.cancel()
-		f.fs.Wait()
+		f.stop()
 		f.st.Close()
 		f.start(t, edit)
 	}

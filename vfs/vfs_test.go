@@ -181,6 +181,14 @@ func (f *fixture) start(t *testing.T, edit func(*config.Origin)) {
 	}
 }
 
+// stop ends the origins the way the mount does, before their server goes,
+// so no "session ended" warning is logged.
+func (f *fixture) stop() {
+	f.fs.Stop()
+	f.fs.Wait()
+	f.cancel()
+}
+
 func (f *fixture) read(t *testing.T, p string) ([]byte, error) {
 	t.Helper()
 	return f.fs.ReadFile(context.Background(), p)
@@ -326,8 +334,7 @@ func TestSavedCatalogServesVerifiedBytesOffline(t *testing.T) {
 	if _, err := f.read(t, "local/alpha/SKILL.md"); err != nil {
 		t.Fatal(err)
 	}
-	f.cancel()
-	f.fs.Wait()
+	f.stop()
 	f.st.Close() // waits for the disk writes, as the daemon does at exit
 	// Restart against a server that never answers the handshake.
 	ctx, cancel := context.WithCancel(context.Background())
