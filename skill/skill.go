@@ -136,6 +136,15 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 // not an integer. Every semantic check (URIs, digests, sizes, names, limits)
 // is left to package verify, so that it can name its reason.
 func (e *Entry) UnmarshalJSON(data []byte) error {
+	if f, ok := parseFast(data); ok {
+		*e = f
+		return nil
+	}
+	return e.unmarshalSlow(data)
+}
+
+// unmarshalSlow is UnmarshalJSON through encoding/json, for valid JSON.
+func (e *Entry) unmarshalSlow(data []byte) error {
 	var w wireEntry
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -244,7 +253,7 @@ func plainString(raw []byte) (string, bool) {
 
 // plainInt decodes a JSON integer of at most 18 digits (so that it cannot
 // overflow), as json.Number's Int64 would; ok is false for anything else.
-func plainInt(raw []byte) (int64, bool) {
+func plainInt[T ~string | ~[]byte](raw T) (int64, bool) {
 	digits := raw
 	if len(digits) > 0 && digits[0] == '-' {
 		digits = digits[1:]
@@ -252,8 +261,8 @@ func plainInt(raw []byte) (int64, bool) {
 	if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) {
 		return 0, false
 	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
+	for i := range len(digits) {
+		if c := digits[i]; c < '0' || c > '9' {
 			return 0, false
 		}
 	}

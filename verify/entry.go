@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"encoding/json"
 	"strings"
 	"unicode/utf8"
 
@@ -68,8 +67,8 @@ type File struct {
 // DecodeEntry decodes one skills/list or skills/get entry and checks it.
 // JSON whose types are wrong is Malformed.
 func DecodeEntry(raw []byte, opts EntryOptions) (*Skill, error) {
-	var e skill.Entry
-	if err := json.Unmarshal(raw, &e); err != nil {
+	e, err := skill.ParseEntry(raw)
+	if err != nil {
 		return nil, newError(Malformed, "entry", "%s", sanitize(err.Error()))
 	}
 	return CheckEntry(e, opts)
@@ -156,7 +155,7 @@ func CheckEntry(e skill.Entry, opts EntryOptions) (*Skill, error) {
 			return nil, newError(OverLimit, e.URI, "declared sizes add up to more than %d bytes", opts.MaxTotalSize)
 		}
 		total += r.Size
-		canon := ru.String()
+		canon := ru.canonical(r.URI)
 		if seen[canon] {
 			return nil, newError(DuplicateResource, r.URI, "listed twice (as %s)", canon)
 		}
@@ -188,7 +187,28 @@ func newFoldSet() *foldSet {
 // fold is canonical caseless matching: NFC(fold(NFD(s))), so that folding
 // cannot leave a string that composes differently.
 func (f *foldSet) fold(s string) string {
+	if lower, ok := foldASCII(s); ok {
+		return lower
+	}
 	return norm.NFC.String(f.caser.String(norm.NFD.String(s)))
+}
+
+// foldASCII folds an ASCII s, for which normalisation changes nothing
+// and case folding is lowercasing; ok is false for any other s. s itself
+// is returned when it has no uppercase letter.
+func foldASCII(s string) (string, bool) {
+	upper := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return "", false
+		}
+		upper = upper || ('A' <= c && c <= 'Z')
+	}
+	if !upper {
+		return s, true
+	}
+	return strings.ToLower(s), true
 }
 
 func (f *foldSet) add(rel []string, uri string) error {

@@ -88,12 +88,15 @@ func ParseURI(s string) (URI, error) {
 	}
 	u := URI{Scheme: scheme, Authority: auth}
 	if path != "" {
-		raw := strings.Split(path[1:], "/")
-		if len(raw)+1 > MaxDepth {
-			return URI{}, newError(TooDeep, s, "%d path components, at most %d", len(raw)+1, MaxDepth)
+		path = path[1:]
+		n := strings.Count(path, "/") + 1
+		if n+1 > MaxDepth {
+			return URI{}, newError(TooDeep, s, "%d path components, at most %d", n+1, MaxDepth)
 		}
-		u.Segments = make([]string, len(raw))
-		for i, r := range raw {
+		u.Segments = make([]string, n)
+		for i := range n {
+			r, rest, _ := strings.Cut(path, "/")
+			path = rest
 			if err := checkRaw(r, true); err != nil {
 				return URI{}, newError(BadURI, s, "segment %d: %s", i+1, err.Detail)
 			}
@@ -295,6 +298,27 @@ func (u URI) String() string {
 		escape(&b, seg, true)
 	}
 	return b.String()
+}
+
+// canonical returns u.String() for u = ParseURI(raw), without building it
+// when raw is already canonical: ASCII with no percent-encoding and a
+// lowercase scheme, which ParseURI has checked holds only characters that
+// stay raw.
+func (u URI) canonical(raw string) string {
+	if strings.HasPrefix(raw, u.Scheme) && plainASCII(raw) {
+		return raw
+	}
+	return u.String()
+}
+
+// plainASCII reports whether s is ASCII without '%'.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 || s[i] == '%' {
+			return false
+		}
+	}
+	return true
 }
 
 // Path returns the URI's mount-relative path: skill://a/b/F → "a/b/F",
