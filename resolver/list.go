@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,15 +100,31 @@ func (o *Session) enumerate(ctx context.Context, cs *mcp.ClientSession) (*Catalo
 	l := &lister{o: o, cat: cat, byURI: map[string]int{}, conflicted: map[string]bool{}}
 	seenCursors := map[string]bool{}
 	cursor := ""
+	call := func(ctx context.Context, cursor string) (*listResult, error) {
+		cctx, ccancel := context.WithTimeout(ctx, o.limits.CallTimeout)
+		defer ccancel()
+		return mcp.CallCustomMethod[*listParams, *listResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, skill.MethodList, &listParams{ListParams: skill.ListParams{Cursor: cursor}})
+	}
+	// The next page is asked for while this one is admitted, when
+	// admitting it cannot end the listing: the server's time and the
+	// checking overlap, and the requests are the ones a page-by-page
+	// listing sends.
+	var ahead *prefetch
+	defer func() { ahead.cancel() }()
 pages:
 	for page := 0; ; page++ {
 		if page >= o.limits.MaxListPages {
 			cat.Truncated = fmt.Sprintf("stopped after %d pages (max_list_pages)", page)
 			break
 		}
-		cctx, ccancel := context.WithTimeout(lctx, o.limits.CallTimeout)
-		res, err := mcp.CallCustomMethod[*listParams, *listResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, skill.MethodList, &listParams{ListParams: skill.ListParams{Cursor: cursor}})
-		ccancel()
+		var res *listResult
+		var err error
+		if ahead != nil {
+			res, err = ahead.wait()
+			ahead = nil
+		} else {
+			res, err = call(lctx, cursor)
+		}
 		if err != nil {
 			if lctx.Err() != nil && ctx.Err() == nil {
 				if page == 0 {
@@ -128,6 +145,9 @@ pages:
 		}
 		if scopeOf(res.CacheScope) == ScopePrivate {
 			cat.CacheScope = ScopePrivate
+		}
+		if next := res.NextCursor; next != "" && page+1 < o.limits.MaxListPages && !seenCursors[next] && l.cannotReachCap(res.Skills) {
+			ahead = startPrefetch(lctx, func(ctx context.Context) (*listResult, error) { return call(ctx, next) })
 		}
 		if stop := l.admitPage(res.Skills); stop != "" {
 			cat.Truncated = stop
@@ -262,6 +282,51 @@ func (l *lister) admit(raw json.RawMessage, d *decoded) string {
 	}
 	l.add(s)
 	return ""
+}
+
+// cannotReachCap reports whether admitting raws leaves every cap of the
+// listing unreached, whatever the entries turn out to hold: each resource
+// is a JSON object, so an entry lists at most as many as it has '{'.
+func (l *lister) cannotReachCap(raws []json.RawMessage) bool {
+	lim := l.o.limits
+	size, objects := l.bytes, l.resources
+	for _, raw := range raws {
+		size += int64(len(raw))
+		objects += bytes.Count(raw, []byte{'{'})
+	}
+	return l.entries+len(raws) < lim.MaxListEntries && size < lim.MaxListBytes && objects < lim.MaxListResources
+}
+
+// A prefetch is a page being asked for.
+type prefetch struct {
+	stop context.CancelFunc
+	done chan struct{}
+	res  *listResult
+	err  error
+}
+
+func startPrefetch(ctx context.Context, call func(context.Context) (*listResult, error)) *prefetch {
+	ctx, stop := context.WithCancel(ctx)
+	p := &prefetch{stop: stop, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.res, p.err = call(ctx)
+	}()
+	return p
+}
+
+func (p *prefetch) wait() (*listResult, error) {
+	<-p.done
+	p.stop()
+	return p.res, p.err
+}
+
+// cancel abandons a page no longer wanted and waits for its call to end.
+func (p *prefetch) cancel() {
+	if p != nil {
+		p.stop()
+		<-p.done
+	}
 }
 
 // reached says which cap the listing has reached exactly, or "".

@@ -3,6 +3,7 @@ package resolver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -29,6 +30,12 @@ type rig struct {
 
 func newRig(t *testing.T, files map[string]string, edit func(*config.Origin)) *rig {
 	t.Helper()
+	return newRigWith(t, files, skillserver.Options{PollInterval: -1}, edit)
+}
+
+// newRigWith is newRig with the server's options.
+func newRigWith(t *testing.T, files map[string]string, sopts skillserver.Options, edit func(*config.Origin)) *rig {
+	t.Helper()
 	r := &rig{dir: t.TempDir(), catalog: make(chan *Catalog, 8)}
 	for p, c := range files {
 		full := filepath.Join(r.dir, filepath.FromSlash(p))
@@ -37,7 +44,7 @@ func newRig(t *testing.T, files map[string]string, edit func(*config.Origin)) *r
 			t.Fatal(err)
 		}
 	}
-	srv, err := skillserver.New(r.dir, skillserver.Options{PollInterval: -1})
+	srv, err := skillserver.New(r.dir, sopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +202,76 @@ func TestListingCapsTruncate(t *testing.T) {
 	c := r.next(t)
 	if len(c.Skills) != 2 || !strings.Contains(c.Truncated, "max_list_entries") {
 		t.Errorf("skills %d, truncated %q", len(c.Skills), c.Truncated)
+	}
+}
+
+// listCalls counts the skills/list requests of an access log.
+type listCalls struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *listCalls) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if strings.HasPrefix(string(p), "skills/list") {
+		c.n++
+	}
+	return len(p), nil
+}
+
+func (c *listCalls) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// The next page is asked for while one is checked, but only when the
+// page cannot end the listing: the server sees the requests a
+// page-by-page listing sends, and the catalog keeps the listing's order.
+func TestListingAsksAheadOnlyWhenNoCapCanStopIt(t *testing.T) {
+	many := map[string]string{}
+	var want []string
+	for i := range 9 {
+		name := fmt.Sprintf("s%d", i)
+		many[name+"/SKILL.md"] = "---\nname: " + name + "\ndescription: S\n---\n"
+		many[name+"/ref.md"] = "ref " + name
+		want = append(want, "skill://"+name+"/SKILL.md")
+	}
+	uris := func(c *Catalog) []string {
+		var out []string
+		for _, s := range c.Skills {
+			out = append(out, s.URI.String())
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		edit      func(*config.Origin)
+		calls     int
+		skills    int
+		truncated string
+	}{
+		{"no cap", nil, 5, 9, ""},
+		// Reached exactly at the end of the second page: no third page.
+		{"entries", func(o *config.Origin) { o.Limits.MaxListEntries = 4 }, 2, 4, "max_list_entries"},
+		{"resources", func(o *config.Origin) { o.Limits.MaxListResources = 8 }, 2, 4, "max_list_resources"},
+		{"pages", func(o *config.Origin) { o.Limits.MaxListPages = 3 }, 3, 6, "max_list_pages"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := &listCalls{}
+			r := newRigWith(t, many, skillserver.Options{PollInterval: -1, PageSize: 2, AccessLog: calls}, tc.edit)
+			c := r.next(t)
+			if got := uris(c); !reflect.DeepEqual(got, want[:tc.skills]) {
+				t.Errorf("skills %v, want %v", got, want[:tc.skills])
+			}
+			if !strings.Contains(c.Truncated, tc.truncated) || (tc.truncated == "") != (c.Truncated == "") {
+				t.Errorf("truncated %q, want %q", c.Truncated, tc.truncated)
+			}
+			if n := calls.count(); n != tc.calls {
+				t.Errorf("%d skills/list requests, want %d", n, tc.calls)
+			}
+		})
 	}
 }
 

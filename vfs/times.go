@@ -87,16 +87,33 @@ func (b *timeBook) track(cat *resolver.Catalog, now time.Time) {
 
 // at returns the time held for d. A nil book holds nothing.
 func (b *timeBook) at(d skill.Digest) (time.Time, bool) {
-	if b == nil || d == "" {
+	return b.snapshot().at(d)
+}
+
+// firstTimes is the book's digest → time map at one moment; track
+// replaces the map rather than change it, so a snapshot can be read
+// without the lock.
+type firstTimes map[[sha256.Size]byte]int64
+
+func (b *timeBook) snapshot() firstTimes {
+	if b == nil {
+		return nil
+	}
+	b.loadOnce.Do(b.load)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.first
+}
+
+func (m firstTimes) at(d skill.Digest) (time.Time, bool) {
+	if m == nil || d == "" {
 		return time.Time{}, false
 	}
 	sum, err := skill.ParseDigest(d)
 	if err != nil {
 		return time.Time{}, false
 	}
-	b.mu.Lock()
-	t, ok := b.first[sum]
-	b.mu.Unlock()
+	t, ok := m[sum]
 	if !ok {
 		return time.Time{}, false
 	}

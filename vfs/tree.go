@@ -2,9 +2,11 @@ package vfs
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -19,8 +21,12 @@ import (
 
 // A tree is one immutable snapshot of an origin's catalog as a file tree.
 type tree struct {
-	nodes  map[string]*node // origin-relative path → node; "" is the origin root
-	skills []*skillNode     // placed skills, in catalog order
+	nodes map[string]*node // origin-relative path → node; "" is the origin root
+	// built are the nodes in the order they were made, while the tree is
+	// being built (a slice walks faster than the map), and up their
+	// parents (nil for the root); nil after.
+	built, up []*node
+	skills    []*skillNode // placed skills, in catalog order
 	// held are the skills held back from the tree for want of an approval
 	// (approval: required), with their approval state; order is every
 	// skill of the catalog, placed or held back, in catalog order.
@@ -187,7 +193,7 @@ func buildTree(label string, cat *resolver.Catalog, source string, prev *tree, n
 // their times from times (see stamp); nil gives them now.
 func buildGated(label string, cat *resolver.Catalog, source string, prev *tree, now time.Time, confirmed map[string]bool, admit func(*verify.Skill) string, times *timeBook) *tree {
 	t := &tree{
-		nodes:     map[string]*node{"": {path: "", ino: inoFor(label, "", true)}},
+		nodes:     make(map[string]*node, 1+cat.Resources+cat.Resources/2),
 		rejected:  slices.Clone(cat.Rejected),
 		truncated: cat.Truncated,
 		source:    source,
@@ -196,11 +202,17 @@ func buildGated(label string, cat *resolver.Catalog, source string, prev *tree, 
 		resources: cat.Resources,
 		bytes:     cat.Bytes,
 	}
+	root := &node{path: "", ino: inoFor(label, "", true)}
+	t.nodes[""] = root
+	t.built = make([]*node, 1, 1+cat.Resources+cat.Resources/2)
+	t.up = make([]*node, 1, cap(t.built))
+	t.built[0] = root
 	if cat.Withheld != "" {
 		// Not one name of a private listing reaches a shared mount: no
 		// skill, no rejection, no directory.
 		t.withheld, t.held, t.rejected = cat.Withheld, cat, nil
 		t.stamp(prev, now, nil)
+		t.built, t.up = nil, nil
 		return t
 	}
 	t.rejectedDirs = map[string]bool{}
@@ -241,7 +253,7 @@ func buildGated(label string, cat *resolver.Catalog, source string, prev *tree, 
 		t.order = append(t.order, sn)
 		t.byDir[sn.path] = sn
 	}
-	for _, n := range t.nodes {
+	for _, n := range t.built {
 		if n.isDir() {
 			slices.Sort(n.children)
 		} else {
@@ -251,6 +263,7 @@ func buildGated(label string, cat *resolver.Catalog, source string, prev *tree, 
 		}
 	}
 	t.stamp(prev, now, times)
+	t.built, t.up = nil, nil
 	return t
 }
 
@@ -265,11 +278,12 @@ func buildGated(label string, cat *resolver.Catalog, source string, prev *tree, 
 // takes the catalog's listing time (the empty tree before any catalog has
 // the start time, which the first catalog does not keep).
 func (t *tree) stamp(prev *tree, now time.Time, times *timeBook) {
-	for _, n := range t.nodes {
+	first := times.snapshot()
+	for _, n := range t.built {
 		if n.isDir() {
 			continue
 		}
-		if at, ok := times.at(n.file.f.Resource.Digest); ok && !n.file.dynamic {
+		if at, ok := first.at(n.file.f.Resource.Digest); ok && !n.file.dynamic {
 			n.mtime = at
 			continue
 		}
@@ -280,8 +294,9 @@ func (t *tree) stamp(prev *tree, now time.Time, times *timeBook) {
 			}
 		}
 	}
+	t.dirTimes()
 	root := t.nodes[""]
-	if !t.dirTime("", root).IsZero() {
+	if !root.mtime.IsZero() {
 		return
 	}
 	root.mtime = now
@@ -295,23 +310,39 @@ func (t *tree) stamp(prev *tree, now time.Time, times *timeBook) {
 	}
 }
 
-// dirTime sets the time of the directory n at p and those below it to the
-// newest of their children's, and returns it (zero when n is empty).
-func (t *tree) dirTime(p string, n *node) time.Time {
-	var newest time.Time
-	for _, name := range n.children {
-		cp := joinPath(p, name)
-		c := t.nodes[cp]
-		ct := c.mtime
-		if c.isDir() {
-			ct = t.dirTime(cp, c)
-		}
-		if ct.After(newest) {
-			newest = ct
+// dirTimes sets each directory's time to the newest of its children's
+// (zero when it has none), deepest directories first so that each passes
+// its time up once.
+func (t *tree) dirTimes() {
+	var byDepth [][]int // depth → indexes into built of the directories
+	for i, n := range t.built {
+		if n.isDir() {
+			n.mtime = time.Time{}
+			if n.path == "" {
+				continue
+			}
+			d := strings.Count(n.path, "/")
+			for len(byDepth) <= d {
+				byDepth = append(byDepth, nil)
+			}
+			byDepth[d] = append(byDepth[d], i)
 		}
 	}
-	n.mtime = newest
-	return newest
+	raise := func(i int) {
+		if up := t.up[i]; up != nil && t.built[i].mtime.After(up.mtime) {
+			up.mtime = t.built[i].mtime
+		}
+	}
+	for i, n := range t.built {
+		if !n.isDir() {
+			raise(i)
+		}
+	}
+	for d := len(byDepth) - 1; d >= 0; d-- {
+		for _, i := range byDepth[d] {
+			raise(i)
+		}
+	}
 }
 
 func sameContent(a, b *node) bool {
@@ -339,15 +370,52 @@ type fileVersion struct {
 // computes its key, once its owners are known.
 func (f *fileNode) setVersion() {
 	if len(f.entryOf) > 0 {
-		h := sha256.New()
+		var b []byte
 		for _, sn := range f.entryOf {
-			b, _ := json.Marshal(sn.s.Entry.Frontmatter)
-			h.Write(b)
-			h.Write([]byte{0})
+			b = appendValue(b, sn.s.Entry.Frontmatter)
+			b = append(b, 0)
 		}
-		h.Sum(f.frontmatter[:0])
+		f.frontmatter = sha256.Sum256(b)
 	}
 	f.key = f.version().key()
+}
+
+// appendValue appends an encoding of a frontmatter value (the JSON data
+// model: nil, bool, string, json.Number, []any, map[string]any with its
+// keys sorted) that two values share exactly when they are equal: each
+// part is tagged and strings carry their length. Any other type, which
+// decoding never makes, is tagged with its printed form.
+func appendValue(b []byte, v any) []byte {
+	str := func(b []byte, s string) []byte {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		return append(b, s...)
+	}
+	switch v := v.(type) {
+	case nil:
+		return append(b, 'z')
+	case bool:
+		if v {
+			return append(b, 't')
+		}
+		return append(b, 'f')
+	case string:
+		return str(append(b, 's'), v)
+	case json.Number:
+		return str(append(b, 'n'), string(v))
+	case []any:
+		b = binary.AppendUvarint(append(b, 'a'), uint64(len(v)))
+		for _, e := range v {
+			b = appendValue(b, e)
+		}
+		return b
+	case map[string]any:
+		b = binary.AppendUvarint(append(b, 'm'), uint64(len(v)))
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			b = appendValue(str(b, k), v[k])
+		}
+		return b
+	}
+	return str(append(b, '?'), fmt.Sprintf("%T %v", v, v))
 }
 
 // version names what the file serves under this tree: its resource and,
@@ -381,14 +449,21 @@ func (t *tree) place(label string, sn *skillNode) error {
 	if n := t.nodes[sn.path]; n != nil && !n.isDir() {
 		return fmt.Errorf("its directory %s is a file of another skill", sn.path)
 	}
-	for _, f := range files {
-		p := filePath(&f)
+	paths := make([]string, len(files))
+	for i := range files {
+		p := filePath(&files[i])
+		paths[i] = p
 		if n := t.nodes[p]; n != nil && n.isDir() {
 			return fmt.Errorf("%s is a file here and a directory of another skill", p)
 		}
-		for d := path.Dir(p); d != "." && d != ""; d = path.Dir(d) {
-			if n := t.nodes[d]; n != nil && !n.isDir() {
-				return fmt.Errorf("%s is a directory here and a file of another skill", d)
+		// A directory node's ancestors are all directories: the walk
+		// up stops at the first node there is.
+		for d := parentOf(p); d != ""; d = parentOf(d) {
+			if n := t.nodes[d]; n != nil {
+				if !n.isDir() {
+					return fmt.Errorf("%s is a directory here and a file of another skill", d)
+				}
+				break
 			}
 		}
 	}
@@ -396,13 +471,23 @@ func (t *tree) place(label string, sn *skillNode) error {
 	self := sn.s.URI
 	for i := range files {
 		f := &files[i]
-		p := filePath(f)
+		p := paths[i]
 		n := t.nodes[p]
 		if n == nil {
 			parent := t.dir(label, parentOf(p))
 			parent.children = append(parent.children, path.Base(p))
-			n = &node{path: p, ino: inoFor(label, p, false), file: &fileNode{f: f, dynamic: sn.s.Dynamic}}
+			// The inode number follows the version, known once every
+			// owner is placed (buildGated).
+			// One allocation for both parts.
+			leaf := &struct {
+				node
+				fileNode
+			}{node: node{path: p}, fileNode: fileNode{f: f, dynamic: sn.s.Dynamic}}
+			n = &leaf.node
+			n.file = &leaf.fileNode
 			t.nodes[p] = n
+			t.built = append(t.built, n)
+			t.up = append(t.up, parent)
 		} else if n.file.f.Resource != f.Resource && n.file.conflict == "" {
 			n.file.conflict = fmt.Sprintf("the entries of %s and %s disagree about this file", n.file.owners[0].uri(), sn.uri())
 		}
@@ -452,7 +537,11 @@ func (t *tree) dir(label, p string) *node {
 	}
 	n := &node{path: p, ino: inoFor(label, p, true)}
 	t.nodes[p] = n
+	i := len(t.built)
+	t.built = append(t.built, n)
+	t.up = append(t.up, nil)
 	parent := t.dir(label, parentOf(p))
+	t.up[i] = parent
 	parent.children = append(parent.children, path.Base(p))
 	return n
 }
