@@ -3,7 +3,6 @@ package transport
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -271,7 +270,7 @@ func (s *sseFilter) message() [][]byte {
 		s.noise.drop(s.f, nil)
 		return nil
 	case deliver:
-		if !json.Valid(data) {
+		if !validJSON(data) {
 			s.noise.drop(s.f, errors.New("invalid JSON"))
 			return nil
 		}
