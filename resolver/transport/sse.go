@@ -277,10 +277,13 @@ func (s *sseFilter) message() [][]byte {
 		// Data spread over several lines was joined with newlines, which
 		// are white space between JSON tokens (a JSON string cannot hold
 		// one): one line carries the same message.
-		for i, c := range data {
-			if c == '\n' {
-				data[i] = ' '
+		for rest := data; ; {
+			i := bytes.IndexByte(rest, '\n')
+			if i < 0 {
+				break
 			}
+			rest[i] = ' '
+			rest = rest[i+1:]
 		}
 	}
 	return [][]byte{[]byte("data: "), data, []byte{'\n'}}
