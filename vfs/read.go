@@ -303,6 +303,7 @@ func (rd *reader) keep(n *node, b []byte) {
 	if len(b) >= largeFetch {
 		releaseMemory()
 	}
+	releaseWhenQuiet(len(b))
 	rd.noteLength(n.file.f.Resource, b)
 	rd.failures.forget(n.path)
 }
@@ -429,6 +430,44 @@ var (
 	releaseNext time.Time
 	releaseDue  bool
 )
+
+// quietRelease and quietBytes: once fetches of quietBytes or more in all
+// are followed by quietRelease without a fetch, freed memory is returned
+// to the system. A burst of small reads (an agent reading a tree) grows
+// the heap to its collection goal with garbage that the runtime would
+// otherwise keep for minutes; one collection at the end of the burst
+// gives it back.
+const (
+	quietRelease = time.Second
+	quietBytes   = 4 << 20
+)
+
+var quiet struct {
+	sync.Mutex
+	timer   *time.Timer
+	fetched int64 // bytes fetched since the last release
+}
+
+// releaseWhenQuiet counts n fetched bytes and, past quietBytes, (re)arms
+// the release for quietRelease from now.
+func releaseWhenQuiet(n int) {
+	quiet.Lock()
+	defer quiet.Unlock()
+	quiet.fetched += int64(n)
+	if quiet.fetched < quietBytes {
+		return
+	}
+	if quiet.timer == nil {
+		quiet.timer = time.AfterFunc(quietRelease, func() {
+			quiet.Lock()
+			quiet.fetched = 0
+			quiet.Unlock()
+			debug.FreeOSMemory()
+		})
+		return
+	}
+	quiet.timer.Reset(quietRelease)
+}
 
 // releaseMemory returns freed memory to the system soon, at most once every
 // two seconds, off the read path.
