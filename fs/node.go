@@ -39,7 +39,7 @@ type shared struct {
 type node struct {
 	gofs.Inode
 	sh   *shared
-	path string // mount-relative; "" for the root
+	path string // mount-relative; "" for the root and for files (see where)
 	dir  bool
 	// file is the version of a server's file this inode serves; nil for
 	// directories and generated files, which are served by path.
@@ -60,6 +60,15 @@ var (
 	_ = (gofs.NodeFlusher)((*node)(nil))
 	_ = (gofs.NodeOnForgetter)((*node)(nil))
 )
+
+// where is the node's mount-relative path. A file node keeps none of its
+// own: its File has it, and the kernel may hold tens of thousands.
+func (n *node) where() string {
+	if n.file != nil {
+		return n.file.Path()
+	}
+	return n.path
+}
 
 func (n *node) child(name string) string {
 	if n.path == "" {
@@ -114,7 +123,10 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	if a.Kind == vfs.KindDir {
 		mode = syscall.S_IFDIR
 	}
-	child := &node{sh: n.sh, path: p, dir: a.Kind == vfs.KindDir, file: fl, ino: a.Ino}
+	child := &node{sh: n.sh, dir: a.Kind == vfs.KindDir, file: fl, ino: a.Ino}
+	if fl == nil {
+		child.path = p // a file's is its File's (where)
+	}
 	in := n.NewInode(ctx, child, gofs.StableAttr{Mode: mode, Ino: a.Ino})
 	if got, ok := in.Operations().(*node); ok && got != child && fl != nil {
 		// go-fuse kept the inode it had for this number; its node holds
@@ -144,9 +156,9 @@ func attrTimeout(a vfs.Attr) time.Duration {
 }
 
 func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	ents, err := n.sh.v.ReadDir(ctx, n.path)
+	ents, err := n.sh.v.ReadDir(ctx, n.where())
 	if err != nil {
-		return nil, toErrno(n.sh.log, "readdir", n.path, err)
+		return nil, toErrno(n.sh.log, "readdir", n.where(), err)
 	}
 	// Neither the kernel nor go-fuse adds "." and ".." to a FUSE
 	// listing; go-fuse passes them through READDIRPLUS without a lookup.
@@ -154,8 +166,8 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	// parent's needs no lookup either.
 	list := make([]fuse.DirEntry, 0, len(ents)+2)
 	list = append(list,
-		fuse.DirEntry{Name: ".", Ino: n.sh.v.DirIno(n.path), Mode: syscall.S_IFDIR},
-		fuse.DirEntry{Name: "..", Ino: n.sh.v.DirIno(parentPath(n.path)), Mode: syscall.S_IFDIR})
+		fuse.DirEntry{Name: ".", Ino: n.sh.v.DirIno(n.where()), Mode: syscall.S_IFDIR},
+		fuse.DirEntry{Name: "..", Ino: n.sh.v.DirIno(parentPath(n.where())), Mode: syscall.S_IFDIR})
 	for _, e := range ents {
 		mode := uint32(syscall.S_IFREG)
 		if e.Kind == vfs.KindDir {
@@ -172,8 +184,8 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 		a = n.file.Attr()
 	} else {
 		var err error
-		if a, err = n.sh.v.Stat(ctx, n.path); err != nil {
-			return toErrno(n.sh.log, "getattr", n.path, err)
+		if a, err = n.sh.v.Stat(ctx, n.where()); err != nil {
+			return toErrno(n.sh.log, "getattr", n.where(), err)
 		}
 	}
 	n.sh.fill(a, &out.Attr)
@@ -209,13 +221,13 @@ func (n *node) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off in
 	if n.file != nil {
 		b, err := n.file.Read(ctx, off, len(dest))
 		if err != nil {
-			return nil, toErrno(n.sh.log, "read", n.path, err)
+			return nil, toErrno(n.sh.log, "read", n.where(), err)
 		}
 		return fuse.ReadResultData(b), 0
 	}
-	b, err := n.sh.v.ReadFile(ctx, n.path)
+	b, err := n.sh.v.ReadFile(ctx, n.where())
 	if err != nil {
-		return nil, toErrno(n.sh.log, "read", n.path, err)
+		return nil, toErrno(n.sh.log, "read", n.where(), err)
 	}
 	if off >= int64(len(b)) {
 		return fuse.ReadResultData(nil), 0
@@ -239,16 +251,16 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle
 		return nil, 0, errno
 	}
 	var fl uint32
-	if n.sh.v.DirCacheable(n.path) {
+	if n.sh.v.DirCacheable(n.where()) {
 		fl = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
 	}
 	return ds, fl, 0
 }
 
 func (n *node) xattrs(ctx context.Context) ([]vfs.Xattr, syscall.Errno) {
-	xs, err := n.sh.v.Xattrs(ctx, n.path)
+	xs, err := n.sh.v.Xattrs(ctx, n.where())
 	if err != nil {
-		return nil, toErrno(n.sh.log, "getxattr", n.path, err)
+		return nil, toErrno(n.sh.log, "getxattr", n.where(), err)
 	}
 	return xs, 0
 }

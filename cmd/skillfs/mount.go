@@ -67,7 +67,7 @@ func (o *mountOptions) addFlags(cmd *cobra.Command) {
 	f.MarkHidden("stale-retry")
 	f.MarkHidden("cpuprofile")
 	f.MarkHidden("memprofile")
-	f.StringVar(&o.memoryCache, "memory-cache", "16MiB", "verified bytes kept in memory, on top of the kernel's page cache (e.g. 64MiB; 0 disables)")
+	f.StringVar(&o.memoryCache, "memory-cache", "8MiB", "verified bytes kept in memory, on top of the kernel's page cache (e.g. 64MiB; 0 disables)")
 }
 
 func newMountCommand() *cobra.Command {
