@@ -86,6 +86,9 @@ func (f *Core) Lookup(ctx context.Context, p string) (Attr, *File, error) {
 	if n.isDir() {
 		return o.attr(n), nil, nil
 	}
+	// The tree's copy of the path, not the caller's: a File lives as long
+	// as the kernel keeps the inode, and p was made for one lookup.
+	rest = n.path
 	var gen uint64
 	key := fileKey{path: rest, version: n.file.key}
 	if n.file.dynamic {
