@@ -134,7 +134,7 @@ func (lr *dirReads) dirAt(ctx context.Context, p string) (*node, error) {
 }
 
 func (lr *dirReads) dirNode(p string) *node {
-	return &node{path: p, ino: inoFor(lr.label, p, true), mtime: lr.started}
+	return &node{path: p, ino: inoFor(lr.label, p, true), mtime: stampOf(lr.started)}
 }
 
 func (lr *dirReads) dynamicFile(sn *skillNode, p string) (*node, error) {
@@ -147,7 +147,7 @@ func (lr *dirReads) dynamicFile(sn *skillNode, p string) (*node, error) {
 		f.entryOf = []*skillNode{sn}
 	}
 	f.setVersion()
-	return &node{path: p, ino: inoFor(lr.label, p, false), mtime: lr.started, file: f}, nil
+	return &node{path: p, ino: inoFor(lr.label, p, false), mtime: stampOf(lr.started), file: f}, nil
 }
 
 // children returns the children directory reads add under p (sorted),

@@ -27,8 +27,7 @@ import (
 // they are let go when a read reaches the end, after idleHold without reads,
 // or when holding them would pass heldLimit across the mount.
 type File struct {
-	o    *branch
-	path string // origin-relative
+	o *branch
 
 	mu     sync.Mutex
 	n      *node
@@ -95,7 +94,7 @@ func (f *Core) Lookup(ctx context.Context, p string) (Attr, *File, error) {
 		gen = o.rd.dyn.generation(rest)
 		key = fileKey{path: rest, dynamic: true, gen: gen}
 	}
-	fl := o.files.open(key, func() *File { return &File{o: o, path: rest, n: n, gen: gen, key: key} })
+	fl := o.files.open(key, func() *File { return &File{o: o, n: n, gen: gen, key: key} })
 	return fl.Attr(), fl, nil
 }
 
@@ -148,7 +147,7 @@ func (fl *File) Attr() Attr {
 	if fl.n.file.dynamic {
 		// Each fetch of a dynamic file is a version of its own: a lookup
 		// after one gets a new inode, and this one keeps what it fetched.
-		a.Ino = inoVersion(fl.o.cfg.Label, fl.path, false, nil) ^ (fl.gen * 0x9e3779b97f4a7c15 &^ (1 << 63))
+		a.Ino = inoVersion(fl.o.cfg.Label, fl.key.path, false, nil) ^ (fl.gen * 0x9e3779b97f4a7c15 &^ (1 << 63))
 		if a.Ino < 2 {
 			a.Ino += 2
 		}
@@ -161,7 +160,7 @@ func (fl *File) Attr() Attr {
 }
 
 // Path is the File's mount-relative path.
-func (fl *File) Path() string { return joinPath(fl.o.cfg.Label, fl.path) }
+func (fl *File) Path() string { return joinPath(fl.o.cfg.Label, fl.key.path) }
 
 // SizeKnown reports whether Attr gives the file's true size without
 // loading it.
@@ -209,7 +208,7 @@ func (fl *File) Read(ctx context.Context, off int64, n int) ([]byte, error) {
 // follow moves a File that has served nothing to its path's current
 // version. fl.mu is held.
 func (fl *File) follow() {
-	cur := fl.o.cat.current().nodes[fl.path]
+	cur := fl.o.cat.current().nodes[fl.key.path]
 	if cur == fl.n || cur == nil || cur.isDir() {
 		return
 	}
@@ -229,17 +228,17 @@ func (fl *File) check() error {
 	fl.follow()
 	t := fl.o.cat.current()
 	if fl.n.file.dynamic {
-		sn := t.skillAt(parentOf(fl.path))
+		sn := t.skillAt(parentOf(fl.key.path))
 		if sn != nil && sn.s.Dynamic && fl.n.file.owners[0].uri() == sn.uri() {
 			return nil
 		}
-	} else if cur := t.nodes[fl.path]; cur != nil && !cur.isDir() && cur.file.version() == fl.n.file.version() {
+	} else if cur := t.nodes[fl.key.path]; cur != nil && !cur.isDir() && cur.file.version() == fl.n.file.version() {
 		return nil
 	}
 	reason, detail := ReasonChanged, "the server's entry for this file changed after it was opened; open it again"
-	if cur := t.nodes[fl.path]; cur == nil || cur.isDir() {
+	if cur := t.nodes[fl.key.path]; cur == nil || cur.isDir() {
 		reason, detail = ReasonRemoved, "the server's current entry no longer lists the file"
-		if t.heldAt(fl.path) {
+		if t.heldAt(fl.key.path) {
 			reason, detail = ReasonNotApproved, "the file's skill is no longer approved (its entry changed or the approval was revoked); see skillfs pending"
 		}
 	}

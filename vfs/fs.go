@@ -328,9 +328,9 @@ func (f *Core) Stat(ctx context.Context, p string) (Attr, error) {
 
 func (o *branch) attr(n *node) Attr {
 	if n.isDir() {
-		return Attr{Kind: KindDir, Ino: n.ino, Mtime: n.mtime}
+		return Attr{Kind: KindDir, Ino: n.ino, Mtime: n.mtime.Time()}
 	}
-	a := Attr{Kind: KindFile, Ino: n.ino, Mtime: n.mtime}
+	a := Attr{Kind: KindFile, Ino: n.ino, Mtime: n.mtime.Time()}
 	switch r := n.file.f.Resource; {
 	case r.HasSize:
 		a.Size = r.Size

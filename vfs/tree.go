@@ -61,13 +61,26 @@ type tree struct {
 type node struct {
 	path     string
 	ino      uint64
-	mtime    time.Time
+	mtime    stamp
 	children []string // sorted names, directories only
 	file     *fileNode
 	skill    *skillNode // set on a skill's root directory
 }
 
 func (n *node) isDir() bool { return n.file == nil }
+
+// A stamp is a node's time in unix nanoseconds (8 bytes and no pointer
+// for the collector, against time.Time's 24 and a location pointer); 0 is
+// none.
+type stamp int64
+
+func stampOf(t time.Time) stamp { return stamp(t.UnixNano()) }
+
+func (s stamp) Time() time.Time    { return time.Unix(0, int64(s)) }
+func (s stamp) Unix() int64        { return int64(s) / int64(time.Second) }
+func (s stamp) IsZero() bool       { return s == 0 }
+func (s stamp) After(o stamp) bool { return s > o }
+func (s stamp) Equal(o stamp) bool { return s == o }
 
 type fileNode struct {
 	// f is the manifest's entry for the file, shared with the skill that
@@ -85,8 +98,8 @@ type fileNode struct {
 	// frontmatter hashes the frontmatter of each entry whose SKILL.md this
 	// file is (zero for other files); with the resource, conflict and
 	// dynamic it makes the file's version (see version).
-	frontmatter [sha256.Size]byte
-	key         string // version().key(), once
+	frontmatter *[sha256.Size]byte // nil for other files
+	key         string             // version().key(), once
 	// checked is the outcome of the checks that depend on the entry, for
 	// the bytes of one digest: set on the first serve under this tree.
 	checked atomic.Pointer[checkResult]
@@ -284,10 +297,10 @@ func (t *tree) stamp(prev *tree, now time.Time, times *timeBook) {
 			continue
 		}
 		if at, ok := first.at(n.file.f.Resource.Digest); ok && !n.file.dynamic {
-			n.mtime = at
+			n.mtime = stampOf(at)
 			continue
 		}
-		n.mtime = now
+		n.mtime = stampOf(now)
 		if prev != nil {
 			if old := prev.nodes[n.path]; old != nil && sameContent(old, n) {
 				n.mtime = old.mtime
@@ -299,9 +312,9 @@ func (t *tree) stamp(prev *tree, now time.Time, times *timeBook) {
 	if !root.mtime.IsZero() {
 		return
 	}
-	root.mtime = now
+	root.mtime = stampOf(now)
 	if !t.at.IsZero() {
-		root.mtime = t.at
+		root.mtime = stampOf(t.at)
 	}
 	if prev != nil && prev.source != "none" {
 		if old := prev.nodes[""]; old != nil && sameContent(old, root) {
@@ -317,7 +330,7 @@ func (t *tree) dirTimes() {
 	var byDepth [][]int // depth → indexes into built of the directories
 	for i, n := range t.built {
 		if n.isDir() {
-			n.mtime = time.Time{}
+			n.mtime = 0
 			if n.path == "" {
 				continue
 			}
@@ -375,7 +388,8 @@ func (f *fileNode) setVersion() {
 			b = appendValue(b, sn.s.Entry.Frontmatter)
 			b = append(b, 0)
 		}
-		f.frontmatter = sha256.Sum256(b)
+		sum := sha256.Sum256(b)
+		f.frontmatter = &sum
 	}
 	f.key = f.version().key()
 }
@@ -423,7 +437,11 @@ func appendValue(b []byte, v any) []byte {
 // A change of either is a new version: a new inode number, and the older
 // version's reads fail rather than mix (see File).
 func (f *fileNode) version() fileVersion {
-	return fileVersion{res: f.f.Resource, conflict: f.conflict, dynamic: f.dynamic, frontmatter: f.frontmatter}
+	v := fileVersion{res: f.f.Resource, conflict: f.conflict, dynamic: f.dynamic}
+	if f.frontmatter != nil {
+		v.frontmatter = *f.frontmatter
+	}
+	return v
 }
 
 // key names the version in the saved flags and in what reading learnt:
