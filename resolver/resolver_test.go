@@ -118,7 +118,7 @@ func TestFetchLeavesNothingInTheSDKCache(t *testing.T) {
 	c := r.next(t)
 	for _, s := range c.Skills {
 		for _, f := range s.Files {
-			if _, err := r.o.Fetch(context.Background(), f.Resource); err != nil {
+			if _, err := r.o.Fetch(context.Background(), *f.Resource); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -58,9 +58,11 @@ type Skill struct {
 	Flags   []Flag // from the entry's frontmatter, sorted
 }
 
-// File is one resource of a checked skill.
+// File is one resource of a checked skill. Resource points into the
+// skill's Entry.Resources: a manifest is held once, and must not be
+// changed after the check.
 type File struct {
-	Resource skill.Resource
+	Resource *skill.Resource
 	URI      URI
 }
 
@@ -133,7 +135,8 @@ func CheckEntry(e skill.Entry, opts EntryOptions) (*Skill, error) {
 		selfHit bool
 	)
 	s.Files = make([]File, 0, len(e.Resources))
-	for _, r := range e.Resources {
+	for i := range e.Resources {
+		r := &e.Resources[i]
 		ru, err := ParseURI(r.URI)
 		if err != nil {
 			return nil, err

@@ -45,7 +45,7 @@ func TestCheckEntryAccepts(t *testing.T) {
 				t.Errorf("skill = %+v", s)
 			}
 			for i, f := range s.Files {
-				if f.URI.String() != s.Entry.Resources[i].URI || !reflect.DeepEqual(f.Resource, s.Entry.Resources[i]) {
+				if f.URI.String() != s.Entry.Resources[i].URI || f.Resource != &s.Entry.Resources[i] {
 					t.Errorf("file %d = %+v, not in manifest order", i, f)
 				}
 			}

@@ -189,7 +189,7 @@ func checkSkill(t *testing.T, s *Skill, opts EntryOptions) {
 	var total int64
 	for i, f := range s.Files {
 		checkValidURI(t, f.URI)
-		if !f.URI.Within(s.Dir) || seen[f.URI.String()] || f.Resource != s.Entry.Resources[i] {
+		if !f.URI.Within(s.Dir) || seen[f.URI.String()] || f.Resource != &s.Entry.Resources[i] {
 			t.Fatalf("file %d %+v", i, f)
 		}
 		seen[f.URI.String()] = true

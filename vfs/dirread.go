@@ -142,7 +142,7 @@ func (lr *dirReads) dynamicFile(sn *skillNode, p string) (*node, error) {
 	if err != nil {
 		return nil, ErrNotExist
 	}
-	f := &fileNode{f: &verify.File{URI: u, Resource: skill.Resource{URI: u.String()}}, owners: []*skillNode{sn}, dynamic: true}
+	f := &fileNode{f: &verify.File{URI: u, Resource: &skill.Resource{URI: u.String()}}, owners: []*skillNode{sn}, dynamic: true}
 	if u.String() == sn.uri() {
 		f.entryOf = []*skillNode{sn}
 	}

@@ -196,7 +196,7 @@ func (rd *reader) load(ctx context.Context, n *node) ([]byte, *node, error) {
 // on every load from disk), from have when they match, or fetched. Only
 // content is checked here; see checkEntry.
 func (rd *reader) obtain(ctx context.Context, n *node, have []byte) ([]byte, error) {
-	r := n.file.f.Resource
+	r := *n.file.f.Resource
 	if have != nil && verify.CheckContent(r, have) == nil {
 		rd.keep(n, have)
 		return have, nil
@@ -227,7 +227,7 @@ func (rd *reader) obtain(ctx context.Context, n *node, have []byte) ([]byte, err
 // fetch reads a file from the server within the origin's bounds and checks
 // it against the resource.
 func (rd *reader) fetch(ctx context.Context, n *node) ([]byte, error) {
-	r := n.file.f.Resource
+	r := *n.file.f.Resource
 	release, err := rd.gate.enter(ctx, rd.expected(r))
 	if err != nil {
 		return nil, &ReadError{Path: n.path, Reason: reasonOf(err), Err: err}
@@ -304,7 +304,7 @@ func (rd *reader) keep(n *node, b []byte) {
 		releaseMemory()
 	}
 	releaseWhenQuiet(len(b))
-	rd.noteLength(n.file.f.Resource, b)
+	rd.noteLength(*n.file.f.Resource, b)
 	rd.failures.forget(n.path)
 }
 

@@ -437,7 +437,7 @@ func appendValue(b []byte, v any) []byte {
 // A change of either is a new version: a new inode number, and the older
 // version's reads fail rather than mix (see File).
 func (f *fileNode) version() fileVersion {
-	v := fileVersion{res: f.f.Resource, conflict: f.conflict, dynamic: f.dynamic}
+	v := fileVersion{res: *f.f.Resource, conflict: f.conflict, dynamic: f.dynamic}
 	if f.frontmatter != nil {
 		v.frontmatter = *f.frontmatter
 	}
@@ -461,7 +461,7 @@ func (t *tree) place(label string, sn *skillNode) error {
 	if sn.s.Dynamic {
 		// A dynamic skill publishes no manifest; its SKILL.md is the one
 		// file known from the entry itself.
-		files = []verify.File{{Resource: skill.Resource{URI: sn.s.URI.String()}, URI: sn.s.URI}}
+		files = []verify.File{{Resource: &skill.Resource{URI: sn.s.URI.String()}, URI: sn.s.URI}}
 	}
 	// Check first, so that a rejected skill leaves no trace.
 	if n := t.nodes[sn.path]; n != nil && !n.isDir() {
@@ -506,7 +506,7 @@ func (t *tree) place(label string, sn *skillNode) error {
 			t.nodes[p] = n
 			t.built = append(t.built, n)
 			t.up = append(t.up, parent)
-		} else if n.file.f.Resource != f.Resource && n.file.conflict == "" {
+		} else if *n.file.f.Resource != *f.Resource && n.file.conflict == "" {
 			n.file.conflict = fmt.Sprintf("the entries of %s and %s disagree about this file", n.file.owners[0].uri(), sn.uri())
 		}
 		n.file.owners = append(n.file.owners, sn)

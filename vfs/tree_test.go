@@ -134,7 +134,7 @@ func TestFilePathIsThePath(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParseURI(%q): %v", raw, err)
 		}
-		f := &verify.File{Resource: skill.Resource{URI: raw}, URI: u}
+		f := &verify.File{Resource: &skill.Resource{URI: raw}, URI: u}
 		if got, want := filePath(f), u.Path(); got != want {
 			t.Errorf("filePath(%q) = %q, want %q", raw, got, want)
 		}
