@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -27,11 +28,12 @@ type Options struct {
 
 // A Mount is a live skillfs mount.
 type Mount struct {
-	server *fuse.Server
-	root   *node
-	log    *slog.Logger
-	notify chan vfs.Change
-	done   chan struct{}
+	server   *fuse.Server
+	root     *node
+	log      *slog.Logger
+	notify   chan vfs.Change
+	done     chan struct{}
+	stopOnce sync.Once
 }
 
 // MountOptions returns the kernel mount options skillfs uses; exported for
@@ -211,13 +213,9 @@ func (m *Mount) Unmount() error {
 	return err
 }
 
-func (m *Mount) stop() {
-	select {
-	case <-m.done:
-	default:
-		close(m.done)
-	}
-}
+// stop marks the mount gone. Unmount and Wait's return can race to it
+// (an unmount we asked for also ends the server's loop): once only.
+func (m *Mount) stop() { m.stopOnce.Do(func() { close(m.done) }) }
 
 // Wait blocks until the mount is gone (unmounted by us or by the user).
 func (m *Mount) Wait() {
