@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -199,27 +200,57 @@ func TestSSECrossOrigin(t *testing.T) {
 	}))
 	defer home.Close()
 
+	// refused records the redirects the client refused. When the POST of
+	// a legacy SSE session fails, go-sdk also closes the session, and
+	// which of the two errors Connect returns is a race inside go-sdk
+	// ("client is closing: EOF" on a loaded machine); the refusal itself
+	// is what must have happened.
+	var refusedMu sync.Mutex
+	var refused []error
 	connect := func(path string) error {
 		log, _ := newTestLog(t, "SSE endpoint refused")
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v0"}, nil)
-		cs, err := client.Connect(ctx, &mcp.SSEClientTransport{
-			Endpoint:   home.URL + path,
-			HTTPClient: HTTPClient(Options{URL: home.URL + path, Headers: map[string]string{"Authorization": secret}, Logger: log}),
-		}, nil)
+		hc := HTTPClient(Options{URL: home.URL + path, Headers: map[string]string{"Authorization": secret}, Logger: log})
+		check := hc.CheckRedirect
+		hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+			err := check(req, via)
+			if err != nil {
+				refusedMu.Lock()
+				refused = append(refused, err)
+				refusedMu.Unlock()
+			}
+			return err
+		}
+		cs, err := client.Connect(ctx, &mcp.SSEClientTransport{Endpoint: home.URL + path, HTTPClient: hc}, nil)
 		if err == nil {
 			_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: smallURI})
 			cs.Close()
 		}
 		return err
 	}
+	names := func(err error) bool {
+		return err != nil && strings.Contains(err.Error(), ErrCrossOrigin.Error()) && strings.Contains(err.Error(), other.srv.URL)
+	}
 	if err := connect("/sse"); err != nil {
 		t.Fatalf("honest SSE on the home origin: %v", err)
 	}
 	for _, path := range []string{"/get-away", "/endpoint-away", "/post-away"} {
+		refusedMu.Lock()
+		refused = nil
+		refusedMu.Unlock()
 		err := connect(path)
-		if err == nil || !strings.Contains(err.Error(), ErrCrossOrigin.Error()) || !strings.Contains(err.Error(), other.srv.URL) {
+		refusedMu.Lock()
+		redirectRefused := slices.ContainsFunc(refused, names)
+		refusedMu.Unlock()
+		switch {
+		case err == nil:
+			t.Errorf("%s: the session worked; want the cross-origin refusal naming %s", path, other.srv.URL)
+		case names(err):
+		case path == "/post-away" && redirectRefused:
+			t.Logf("%s: the refusal happened; go-sdk reported the session's close instead: %v", path, err)
+		default:
 			t.Errorf("%s: %v; want the cross-origin refusal naming %s", path, err, other.srv.URL)
 		}
 	}
