@@ -48,8 +48,14 @@ func (m *running) serve(ctx context.Context) error {
 	sigs := m.sigs
 	gone := make(chan struct{})
 	go func() { m.live.Wait(); close(gone) }()
-	tick := time.NewTicker(statusEvery)
-	defer tick.Stop()
+	// STATUS= is kept up to date only for systemd: an idle daemon
+	// elsewhere wakes for nothing.
+	var tick <-chan time.Time
+	if os.Getenv("NOTIFY_SOCKET") != "" {
+		t := time.NewTicker(statusEvery)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case sig := <-sigs:
@@ -59,7 +65,7 @@ func (m *running) serve(ctx context.Context) error {
 			}
 			m.hangup()
 			continue
-		case <-tick.C:
+		case <-tick:
 			m.sd.status(liveSummary(m.v.Status()))
 			continue
 		case <-gone:
