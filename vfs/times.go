@@ -85,16 +85,12 @@ func (b *timeBook) track(cat *resolver.Catalog, now time.Time) {
 	}
 }
 
-// at returns the time held for d. A nil book holds nothing.
-func (b *timeBook) at(d skill.Digest) (time.Time, bool) {
-	return b.snapshot().at(d)
-}
-
 // firstTimes is the book's digest → time map at one moment; track
 // replaces the map rather than change it, so a snapshot can be read
 // without the lock.
 type firstTimes map[[sha256.Size]byte]int64
 
+// snapshot returns the book's current map; a nil book holds nothing.
 func (b *timeBook) snapshot() firstTimes {
 	if b == nil {
 		return nil
