@@ -285,9 +285,14 @@ func (p *fastParser) resources(e *Entry) bool {
 	}
 	p.i++
 	e.Manifest = Listed
-	e.Resources = make([]Resource, 0, 8)
+	// Gathered on the stack and copied out at the length found, so that a
+	// held manifest carries no spare capacity.
+	var held [8]Resource
+	rs := held[:0]
 	for first := true; ; first = false {
 		if p.next(']') {
+			e.Resources = make([]Resource, len(rs))
+			copy(e.Resources, rs)
 			return true
 		}
 		if !first && !p.next(',') {
@@ -340,7 +345,7 @@ func (p *fastParser) resources(e *Entry) bool {
 				}
 			}
 		}
-		e.Resources = append(e.Resources, r)
+		rs = append(rs, r)
 	}
 }
 
