@@ -2,13 +2,11 @@ package vfs
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -37,13 +35,13 @@ type timeBook struct {
 	saveMu   sync.Mutex // orders saves, so that the last one written is the newest
 
 	mu      sync.Mutex
-	first   map[[sha256.Size]byte]int64 // digest → unix seconds
-	due     bool                        // a save is scheduled
-	changed bool                        // first differs from what was saved or loaded
+	first   firstTimes // digest → unix seconds
+	due     bool       // a save is scheduled
+	changed bool       // first differs from what was saved or loaded
 }
 
 func newTimeBook(st *store.Bucket, log *slog.Logger) *timeBook {
-	return &timeBook{store: st, log: log, first: map[[sha256.Size]byte]int64{}}
+	return &timeBook{store: st, log: log}
 }
 
 // track makes the book hold exactly the digests cat names, keeping the
@@ -52,24 +50,27 @@ func newTimeBook(st *store.Bucket, log *slog.Logger) *timeBook {
 func (b *timeBook) track(cat *resolver.Catalog, now time.Time) {
 	b.loadOnce.Do(b.load)
 	sec := now.Unix()
-	b.mu.Lock()
-	next := make(map[[sha256.Size]byte]int64, len(b.first))
-	added := false
+	files := 0
+	for _, s := range cat.Skills {
+		files += len(s.Files)
+	}
+	next := make(firstTimes, 0, files)
 	for _, s := range cat.Skills {
 		for i := range s.Files {
-			sum, err := skill.ParseDigest(s.Files[i].Resource.Digest)
-			if err != nil {
-				continue
+			if sum, err := skill.ParseDigest(s.Files[i].Resource.Digest); err == nil {
+				next = append(next, timeRecord{sum: sum})
 			}
-			if _, ok := next[sum]; ok {
-				continue
-			}
-			t, ok := b.first[sum]
-			if !ok {
-				t, added = sec, true
-			}
-			next[sum] = t
 		}
+	}
+	next = next.sorted()
+	b.mu.Lock()
+	added := false
+	for i := range next {
+		t, ok := b.first.get(next[i].sum)
+		if !ok {
+			t, added = sec, true
+		}
+		next[i].t = t
 	}
 	if added || len(next) != len(b.first) {
 		b.changed = true
@@ -85,12 +86,40 @@ func (b *timeBook) track(cat *resolver.Catalog, now time.Time) {
 	}
 }
 
-// firstTimes is the book's digest → time map at one moment; track
-// replaces the map rather than change it, so a snapshot can be read
-// without the lock.
-type firstTimes map[[sha256.Size]byte]int64
+// firstTimes is the book's digest → time map at one moment, as records
+// sorted by digest (40 bytes a file, against a map's 60–80); track
+// replaces it rather than change it, so a snapshot can be read without
+// the lock.
+type firstTimes []timeRecord
 
-// snapshot returns the book's current map; a nil book holds nothing.
+type timeRecord struct {
+	sum [sha256.Size]byte
+	t   int64 // unix seconds
+}
+
+func byDigest(a, b timeRecord) int { return bytes.Compare(a.sum[:], b.sum[:]) }
+
+// sorted sorts m by digest in place and keeps the first record of each
+// digest, copied out when that left much spare room (files that share
+// content).
+func (m firstTimes) sorted() firstTimes {
+	slices.SortStableFunc(m, byDigest)
+	m = slices.CompactFunc(m, func(a, b timeRecord) bool { return a.sum == b.sum })
+	if cap(m)-len(m) > len(m)/8 {
+		return slices.Clone(m)
+	}
+	return m
+}
+
+func (m firstTimes) get(sum [sha256.Size]byte) (int64, bool) {
+	i, ok := slices.BinarySearchFunc(m, timeRecord{sum: sum}, byDigest)
+	if !ok {
+		return 0, false
+	}
+	return m[i].t, true
+}
+
+// snapshot returns the book's current records; a nil book holds nothing.
 func (b *timeBook) snapshot() firstTimes {
 	if b == nil {
 		return nil
@@ -102,14 +131,14 @@ func (b *timeBook) snapshot() firstTimes {
 }
 
 func (m firstTimes) at(d skill.Digest) (time.Time, bool) {
-	if m == nil || d == "" {
+	if len(m) == 0 || d == "" {
 		return time.Time{}, false
 	}
 	sum, err := skill.ParseDigest(d)
 	if err != nil {
 		return time.Time{}, false
 	}
-	t, ok := m[sum]
+	t, ok := m.get(sum)
 	if !ok {
 		return time.Time{}, false
 	}
@@ -155,11 +184,8 @@ func (b *timeBook) load() {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for k, v := range m {
-		if _, ok := b.first[k]; !ok {
-			b.first[k] = v
-		}
-	}
+	// What the book already holds wins over what was saved.
+	b.first = append(slices.Clip(b.first), m...).sorted()
 }
 
 // times.bin is a header (timesMagic) followed by one record per digest,
@@ -170,20 +196,20 @@ var timesMagic = []byte("skillfs-times-1\n")
 
 const timesRecord = sha256.Size + 8
 
-func encodeTimes(m map[[sha256.Size]byte]int64) []byte {
-	keys := slices.SortedFunc(maps.Keys(m), func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
-	out := make([]byte, 0, len(timesMagic)+len(keys)*timesRecord)
+func encodeTimes(m firstTimes) []byte {
+	out := make([]byte, 0, len(timesMagic)+len(m)*timesRecord)
 	out = append(out, timesMagic...)
-	for _, k := range keys {
-		out = append(out, k[:]...)
-		out = binary.BigEndian.AppendUint64(out, uint64(m[k]))
+	for _, r := range m {
+		out = append(out, r.sum[:]...)
+		out = binary.BigEndian.AppendUint64(out, uint64(r.t))
 	}
 	return out
 }
 
 // decodeTimes reads times.bin. It refuses a file of another format or a
-// torn one whole; a record with a time before 1970 is skipped.
-func decodeTimes(b []byte) (map[[sha256.Size]byte]int64, error) {
+// torn one whole; a record with a time before 1970 is skipped, and of
+// records for one digest the first is kept.
+func decodeTimes(b []byte) (firstTimes, error) {
 	if !bytes.HasPrefix(b, timesMagic) {
 		return nil, errors.New("not a skillfs times file of this version")
 	}
@@ -191,13 +217,13 @@ func decodeTimes(b []byte) (map[[sha256.Size]byte]int64, error) {
 	if len(b)%timesRecord != 0 {
 		return nil, fmt.Errorf("%d bytes of records is not a whole number of %d-byte records", len(b), timesRecord)
 	}
-	m := make(map[[sha256.Size]byte]int64, len(b)/timesRecord)
+	m := make(firstTimes, 0, len(b)/timesRecord)
 	for ; len(b) > 0; b = b[timesRecord:] {
-		var k [sha256.Size]byte
-		copy(k[:], b)
-		if t := int64(binary.BigEndian.Uint64(b[sha256.Size:])); t > 0 {
-			m[k] = cmp.Or(m[k], t)
+		r := timeRecord{t: int64(binary.BigEndian.Uint64(b[sha256.Size:]))}
+		copy(r.sum[:], b)
+		if r.t > 0 {
+			m = append(m, r)
 		}
 	}
-	return m, nil
+	return m.sorted(), nil
 }

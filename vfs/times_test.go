@@ -242,14 +242,27 @@ func TestUnreadableTimesAreIgnored(t *testing.T) {
 }
 
 func TestTimesEncoding(t *testing.T) {
-	m := map[[sha256.Size]byte]int64{{1}: 1_700_000_000, {2}: 5, {0xff}: 1 << 40}
+	m := firstTimes{{[sha256.Size]byte{1}, 1_700_000_000}, {[sha256.Size]byte{2}, 5}, {[sha256.Size]byte{0xff}, 1 << 40}}
 	b := encodeTimes(m)
 	if len(b) != len(timesMagic)+3*timesRecord {
 		t.Errorf("%d bytes for three times", len(b))
 	}
 	got, err := decodeTimes(b)
-	if err != nil || !maps.Equal(got, m) {
+	if err != nil || !slices.Equal(got, m) {
 		t.Errorf("round trip: %v %v", got, err)
+	}
+	// Another writer's order, a repeated digest and a time before 1970:
+	// sorted, the first of the repeats kept, the early one skipped.
+	odd := encodeTimes(firstTimes{{[sha256.Size]byte{9}, 7}, {[sha256.Size]byte{3}, 0}, {[sha256.Size]byte{9}, 8}, {[sha256.Size]byte{4}, 6}})
+	got, err = decodeTimes(odd)
+	if want := (firstTimes{{[sha256.Size]byte{4}, 6}, {[sha256.Size]byte{9}, 7}}); err != nil || !slices.Equal(got, want) {
+		t.Errorf("odd records: %v %v, want %v", got, err, want)
+	}
+	if tm, ok := got.get([sha256.Size]byte{9}); !ok || tm != 7 {
+		t.Errorf("get: %d %v", tm, ok)
+	}
+	if _, ok := got.get([sha256.Size]byte{3}); ok {
+		t.Errorf("get found the skipped record")
 	}
 	for name, bad := range map[string][]byte{
 		"empty":         nil,
