@@ -204,6 +204,10 @@ func (c *catalog) save() {
 		return
 	}
 	b := buf.Bytes()
+	// Listing and saving a large catalog leaves garbage of about this
+	// size (pages, decode buffers, this encoding): give it back once the
+	// burst is over, as after a burst of fetches.
+	releaseWhenQuiet(len(b))
 	sum := sha256.Sum256(b)
 	if p := c.saved.Load(); p != nil && *p == sum {
 		return
