@@ -18,6 +18,21 @@ func FormatDigest(sum [sha256.Size]byte) Digest {
 	return Digest(digestPrefix + hex.EncodeToString(sum[:]))
 }
 
+// lowerHex maps a lowercase hex digit to its value and anything else to
+// 0xff.
+var lowerHex = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
+	}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c] = c - 'a' + 10
+	}
+	return t
+}()
+
 // ParseDigest returns the sha256 sum d names. It accepts only the form
 // FormatDigest writes: uppercase digits, another algorithm or another
 // length are errors, so that one file has one digest.
@@ -28,11 +43,12 @@ func ParseDigest(d Digest) ([sha256.Size]byte, error) {
 		return sum, fmt.Errorf("malformed digest %q: want %q followed by 64 lowercase hex digits", s, digestPrefix)
 	}
 	h := s[len(digestPrefix):]
-	for i := 0; i < len(h); i++ {
-		if c := h[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+	for i := range sum {
+		hi, lo := lowerHex[h[2*i]], lowerHex[h[2*i+1]]
+		if hi|lo > 0xf {
 			return sum, fmt.Errorf("malformed digest %q: want %q followed by 64 lowercase hex digits", s, digestPrefix)
 		}
+		sum[i] = hi<<4 | lo
 	}
-	hex.Decode(sum[:], []byte(h)) // cannot fail: 64 hex digits, checked above
 	return sum, nil
 }

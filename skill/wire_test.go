@@ -2,6 +2,7 @@ package skill
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -300,6 +301,19 @@ func TestDigest(t *testing.T) {
 	} {
 		if sum, err := ParseDigest(Digest(bad)); err == nil {
 			t.Errorf("ParseDigest(%q) = %x, want an error", bad, sum)
+		}
+	}
+	// Every byte at every position: accepted exactly when it is a
+	// lowercase hex digit, with encoding/hex's value.
+	for i := range hex64 {
+		for c := range 256 {
+			h := hex64[:i] + string([]byte{byte(c)}) + hex64[i+1:]
+			sum, err := ParseDigest(Digest("sha256:" + h))
+			want, herr := hex.DecodeString(h)
+			lower := '0' <= c && c <= '9' || 'a' <= c && c <= 'f'
+			if (err == nil) != lower || err == nil && (herr != nil || !bytes.Equal(sum[:], want)) {
+				t.Fatalf("ParseDigest with %q at %d = %x, %v; hex gives %x, %v", byte(c), i, sum, err, want, herr)
+			}
 		}
 	}
 }
