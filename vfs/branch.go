@@ -106,11 +106,10 @@ func (o *branch) markReady() { o.readyO.Do(func() { close(o.ready) }) }
 
 // onCatalog holds a live catalog from the server.
 func (o *branch) onCatalog(c *resolver.Catalog) {
-	o.cat.hold(c)
-	// The tree is in force: the mount may go live while the catalog is
-	// encoded and saved, which for a large listing takes a good part of
-	// the time building its tree does.
-	o.markReady()
+	// Once the tree is in force the mount may go live, while what changed
+	// is worked out and the catalog is encoded and saved: for a large
+	// listing those take a good part of the time building its tree does.
+	o.cat.hold(c, o.markReady)
 	o.cat.save()
 	// Decoding a large listing and saving it leave much garbage behind;
 	// give it back rather than keep the daemon at that peak.

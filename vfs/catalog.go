@@ -90,6 +90,12 @@ func (c *catalog) current() *tree { return c.tree.Load() }
 // swap builds a new tree from the catalog next returns (with the
 // confirmed skills added) and swaps it in, then reports what changed.
 func (c *catalog) swap(next func(old *tree) (*resolver.Catalog, string)) {
+	c.swapThen(next, nil)
+}
+
+// swapThen is swap, calling installed as soon as the new tree is in force,
+// before the changes are worked out and reported.
+func (c *catalog) swapThen(next func(old *tree) (*resolver.Catalog, string), installed func()) {
 	c.swapMu.Lock()
 	old := c.tree.Load()
 	cat, source := next(old)
@@ -105,11 +111,16 @@ func (c *catalog) swap(next func(old *tree) (*resolver.Catalog, string)) {
 	if source != "none" {
 		// The empty tree before any catalog must not make the book
 		// forget the times the saved catalog is about to need.
-		c.times.track(cat, now)
+		// Worked out beside the tree, which waits for it only to stamp
+		// the times.
+		c.times.trackAsync(cat, now)
 	}
 	t := buildGated(c.cfg.Label, cat, source, old, now, confirmed, c.admit, c.times)
 	c.tree.Store(t)
 	c.swapMu.Unlock()
+	if installed != nil {
+		installed()
+	}
 	for _, i := range t.placement {
 		r := t.rejected[i]
 		c.log.Warn("skill rejected", "op", "list", "uri", r.URI, "err", r.Detail)
@@ -129,13 +140,14 @@ func (c *catalog) regate() {
 
 // put holds a live catalog from the server and saves it.
 func (c *catalog) put(cat *resolver.Catalog) {
-	c.hold(cat)
+	c.hold(cat, nil)
 	c.save()
 }
 
-// hold holds a live catalog from the server without saving it.
-func (c *catalog) hold(cat *resolver.Catalog) {
-	c.swap(func(*tree) (*resolver.Catalog, string) { return cat, "live" })
+// hold holds a live catalog from the server without saving it, and
+// calls installed (when not nil) once its tree is in force.
+func (c *catalog) hold(cat *resolver.Catalog, installed func()) {
+	c.swapThen(func(*tree) (*resolver.Catalog, string) { return cat, "live" }, installed)
 }
 
 // replace holds a fresh entry (from skills/get) in place of old, and

@@ -35,9 +35,10 @@ type timeBook struct {
 	saveMu   sync.Mutex // orders saves, so that the last one written is the newest
 
 	mu      sync.Mutex
-	first   firstTimes // digest → unix seconds
-	due     bool       // a save is scheduled
-	changed bool       // first differs from what was saved or loaded
+	first   firstTimes    // digest → unix seconds
+	pending chan struct{} // closed when the track under way is done (trackAsync)
+	due     bool          // a save is scheduled
+	changed bool          // first differs from what was saved or loaded
 }
 
 func newTimeBook(st *store.Bucket, log *slog.Logger) *timeBook {
@@ -86,6 +87,23 @@ func (b *timeBook) track(cat *resolver.Catalog, now time.Time) {
 	}
 }
 
+// trackAsync is track on another goroutine, for a catalog whose tree is
+// being built: a snapshot taken before it is done waits for it.
+func (b *timeBook) trackAsync(cat *resolver.Catalog, now time.Time) {
+	done := make(chan struct{})
+	b.mu.Lock()
+	prev := b.pending
+	b.pending = done
+	b.mu.Unlock()
+	go func() {
+		defer close(done)
+		if prev != nil {
+			<-prev
+		}
+		b.track(cat, now)
+	}()
+}
+
 // firstTimes is the book's digest → time map at one moment, as records
 // sorted by digest (40 bytes a file, against a map's 60–80); track
 // replaces it rather than change it, so a snapshot can be read without
@@ -125,6 +143,12 @@ func (b *timeBook) snapshot() firstTimes {
 		return nil
 	}
 	b.loadOnce.Do(b.load)
+	b.mu.Lock()
+	pending := b.pending
+	b.mu.Unlock()
+	if pending != nil {
+		<-pending
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.first

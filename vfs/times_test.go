@@ -274,3 +274,29 @@ func TestTimesEncoding(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotWaitsForTrackAsync: a snapshot taken while the book is
+// still being brought up to date (trackAsync, beside the tree's build) is
+// of the book after it, never before; later catalogs queue behind
+// earlier ones.
+func TestSnapshotWaitsForTrackAsync(t *testing.T) {
+	for range 200 {
+		b := newTimeBook(nil, nil)
+		b.loadOnce.Do(func() {})
+		b.due = true // no save is scheduled: there is no store
+		first := twoSkills(t, "one")
+		b.trackAsync(first, time.Unix(100, 0))
+		b.trackAsync(twoSkills(t, "two"), time.Unix(200, 0))
+		snap := b.snapshot()
+		if len(snap) != 3 {
+			t.Fatalf("snapshot holds %d digests, want the 3 of the second catalog", len(snap))
+		}
+		notes := first.Skills[0].Files[1].Resource.Digest
+		if _, ok := snap.at(notes); ok {
+			t.Fatalf("snapshot still holds the first catalog's notes")
+		}
+		if at, ok := snap.at(first.Skills[1].Files[0].Resource.Digest); !ok || at.Unix() != 100 {
+			t.Fatalf("b/SKILL.md at %v %v, want the first catalog's time 100", at, ok)
+		}
+	}
+}
