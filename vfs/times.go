@@ -115,13 +115,21 @@ type timeRecord struct {
 	t   int64 // unix seconds
 }
 
-func byDigest(a, b timeRecord) int { return bytes.Compare(a.sum[:], b.sum[:]) }
+func byDigest(a, b *timeRecord) int {
+	switch {
+	case digestLess(&a.sum, &b.sum):
+		return -1
+	case a.sum == b.sum:
+		return 0
+	}
+	return 1
+}
 
 // sorted sorts m by digest in place and keeps the first record of each
 // digest, copied out when that left much spare room (files that share
 // content).
 func (m firstTimes) sorted() firstTimes {
-	slices.SortStableFunc(m, byDigest)
+	slices.SortStableFunc(m, func(a, b timeRecord) int { return byDigest(&a, &b) })
 	m = slices.CompactFunc(m, func(a, b timeRecord) bool { return a.sum == b.sum })
 	if cap(m)-len(m) > len(m)/8 {
 		return slices.Clone(m)
@@ -129,12 +137,33 @@ func (m firstTimes) sorted() firstTimes {
 	return m
 }
 
+// get finds sum's record by a binary search that compares digests a word
+// at a time.
 func (m firstTimes) get(sum [sha256.Size]byte) (int64, bool) {
-	i, ok := slices.BinarySearchFunc(m, timeRecord{sum: sum}, byDigest)
-	if !ok {
-		return 0, false
+	lo, hi := 0, len(m)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if digestLess(&m[mid].sum, &sum) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
 	}
-	return m[i].t, true
+	if lo < len(m) && m[lo].sum == sum {
+		return m[lo].t, true
+	}
+	return 0, false
+}
+
+// digestLess orders digests as bytes.Compare does.
+func digestLess(a, b *[sha256.Size]byte) bool {
+	for i := 0; i < sha256.Size; i += 8 {
+		x, y := binary.BigEndian.Uint64(a[i:]), binary.BigEndian.Uint64(b[i:])
+		if x != y {
+			return x < y
+		}
+	}
+	return false
 }
 
 // snapshot returns the book's current records; a nil book holds nothing.

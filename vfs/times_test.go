@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -297,6 +298,83 @@ func TestSnapshotWaitsForTrackAsync(t *testing.T) {
 		}
 		if at, ok := snap.at(first.Skills[1].Files[0].Resource.Digest); !ok || at.Unix() != 100 {
 			t.Fatalf("b/SKILL.md at %v %v, want the first catalog's time 100", at, ok)
+		}
+	}
+}
+
+// TestFirstTimesGet: the book finds every digest it holds and none it
+// does not, whether the digests are spread evenly (honest content) or
+// bunched up by a server that chose them, differing only late.
+func TestFirstTimesGet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := func(prefix []byte) [sha256.Size]byte {
+		var d [sha256.Size]byte
+		for i := range d {
+			d[i] = byte(rng.Uint32())
+		}
+		copy(d[:], prefix)
+		return d
+	}
+	for name, prefix := range map[string][]byte{
+		"even":         nil,
+		"bunched":      {0x42, 0x42, 0x42, 0x42},
+		"half bunched": {0x80},
+		"all low":      {0, 0, 0},
+	} {
+		for _, n := range []int{0, 1, 63, 64, 65, 1000, 20000} {
+			want := map[[sha256.Size]byte]int64{}
+			var book firstTimes
+			for i := range n {
+				p := prefix
+				if name == "half bunched" && i%2 == 0 {
+					p = nil
+				}
+				d := random(p)
+				want[d] = int64(i + 1)
+				book = append(book, timeRecord{d, int64(i + 1)})
+			}
+			book = book.sorted()
+			for d, at := range want {
+				if got, ok := book.get(d); !ok || got != at {
+					t.Fatalf("%s, %d: get(%x) = %d %v, want %d", name, n, d[:4], got, ok, at)
+				}
+				// Absent neighbours: one bit off either end.
+				for _, bit := range []int{0, 31*8 + 7} {
+					e := d
+					e[bit/8] ^= 1 << (7 - bit%8)
+					if _, held := want[e]; held {
+						continue
+					}
+					if got, ok := book.get(e); ok {
+						t.Fatalf("%s, %d: get(%x) found %d for a digest not held", name, n, e[:4], got)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkFirstTimesGet looks up every digest of a 40,000-file book (a
+// 10,000-skill catalog), as stamp does.
+func BenchmarkFirstTimesGet(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	book := make(firstTimes, 40000)
+	for i := range book {
+		for j := range book[i].sum {
+			book[i].sum[j] = byte(rng.Uint32())
+		}
+		book[i].t = int64(i + 1)
+	}
+	sums := make([][sha256.Size]byte, len(book))
+	for i := range book {
+		sums[i] = book[i].sum
+	}
+	book = book.sorted()
+	for b.Loop() {
+		for _, s := range sums {
+			if _, ok := book.get(s); !ok {
+				b.Fatal("not found")
+			}
 		}
 	}
 }
