@@ -201,8 +201,9 @@ func (p *fastParser) digits() int {
 	return n
 }
 
-// maxDepth bounds the nesting the fast path follows; deeper frontmatter
-// goes to encoding/json, which has its own bound.
+// maxDepth bounds the nesting the fast paths (parseFast and appendJSON)
+// follow; deeper frontmatter goes to encoding/json, which has its own
+// bound.
 const maxDepth = 32
 
 // value reads any JSON value into the data model json.Decoder.UseNumber

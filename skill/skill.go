@@ -102,8 +102,24 @@ type wireEntry struct {
 	Resources   json.RawMessage `json:"resources,omitempty"`
 }
 
-// MarshalJSON renders the entry in the SEP-2640 wire shape.
+// MarshalJSON renders the entry in the SEP-2640 wire shape, as
+// marshalSlow does, with the same bytes and the same errors.
+//
+// Entries in the common shape (frontmatter of the JSON data model, finite
+// floats, valid numbers, nesting no deeper than maxDepth) are written in
+// one pass into one buffer by appendJSON, without reflection. Anything
+// else takes marshalSlow, whose output defines the result: Equal compares
+// entries by these bytes. TestMarshalJSONAgreesWithReference holds the
+// two to it.
 func (e Entry) MarshalJSON() ([]byte, error) {
+	if b, ok := e.appendJSON(make([]byte, 0, e.sizeHint())); ok {
+		return b, nil
+	}
+	return e.marshalSlow()
+}
+
+// marshalSlow is MarshalJSON through encoding/json, for any entry.
+func (e Entry) marshalSlow() ([]byte, error) {
 	w := wireEntry{URI: e.URI, Frontmatter: e.Frontmatter}
 	if w.Frontmatter == nil {
 		w.Frontmatter = map[string]any{}
