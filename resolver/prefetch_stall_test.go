@@ -410,3 +410,49 @@ func TestStalledPageAskedAheadTimesOut(t *testing.T) {
 		})
 	}
 }
+
+// TestStopMidListingPublishesNothing: a session stopped (unmount, or its
+// server's entry changed by a reload) while a page is outstanding
+// publishes nothing. The listing it cut short is not the server's
+// answer, and publishing it would replace the last whole catalog, saved
+// for a restart with the server down, with a part of it.
+func TestStopMidListingPublishesNothing(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"a/SKILL.md": "---\nname: a\ndescription: A\n---\n",
+		"c/SKILL.md": "---\nname: c\ndescription: C\n---\n",
+	})
+	ss, err := skillserver.New(dir, skillserver.Options{PollInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := ss.Skills()
+	for _, ahead := range []bool{true, false} {
+		t.Run(map[bool]string{true: "asked ahead", false: "page by page"}[ahead], func(t *testing.T) {
+			srv := newStallServer(t, [][]skill.Entry{{e[0]}, {e[1]}}, nil, false)
+			r := newStallRig(t, srv, "unused-marker", func(l *config.Limits) {
+				l.CallTimeout, l.ListTimeout = time.Minute, time.Minute
+				if !ahead {
+					// A resource cap the next page could reach: no
+					// page is asked for ahead of its turn.
+					l.MaxListResources = 3
+				}
+			})
+			select {
+			case <-srv.held:
+			case <-time.After(stallBound):
+				t.Fatal("the second page was never asked for")
+			}
+			if got := srv.askedAhead.Load(); got != ahead {
+				t.Fatalf("asked ahead %v, want %v", got, ahead)
+			}
+			if err := r.stop(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case c := <-r.cats:
+				t.Errorf("a stopped listing was published: %q, truncated %q", skillNames(c), c.Truncated)
+			default:
+			}
+		})
+	}
+}

@@ -362,12 +362,15 @@ func (o *Session) runSession(ctx context.Context) (healthy bool, err error) {
 		listed := time.Now()
 		cat, err := o.enumerate(ctx, cs)
 		switch {
+		case ctx.Err() != nil:
+			// Stopped while listing: what was listed is cut short by us,
+			// not the server's answer, and must not replace the last
+			// whole catalog (saved for a restart with the server down).
+			return healthy, nil
 		case err == nil:
 			healthy = true
 			ttl = cat.TTL
 			o.publish(cat)
-		case ctx.Err() != nil:
-			return healthy, nil
 		default:
 			o.setError("list", err)
 			o.log.Warn("skills/list failed", "op", "list", "err", err)
