@@ -37,11 +37,14 @@ type branch struct {
 
 	ready  chan struct{} // closed once a catalog (live or saved) is held, or the server failed
 	readyO sync.Once
+	// readied is the Core's: markReady wakes Ready through it rather than
+	// leave the mount to notice at its next tick.
+	readied chan struct{}
 }
 
 func newBranch(f *Core, oc config.Origin, so *store.Bucket) *branch {
 	log := f.log.With("origin", oc.Label)
-	o := &branch{cfg: oc, id: oc.ID(), log: log, store: so, ready: make(chan struct{})}
+	o := &branch{cfg: oc, id: oc.ID(), log: log, store: so, ready: make(chan struct{}), readied: f.readied}
 	o.cat = newCatalog(oc, so, log, f.now, f.started)
 	o.approvals = newApprovalBook(oc, so, log, f.now)
 	if oc.Approval.Required() {
@@ -102,7 +105,15 @@ func (o *branch) bound(ctx context.Context) (context.Context, func(error) error)
 	}
 }
 
-func (o *branch) markReady() { o.readyO.Do(func() { close(o.ready) }) }
+func (o *branch) markReady() {
+	o.readyO.Do(func() {
+		close(o.ready)
+		select {
+		case o.readied <- struct{}{}:
+		default: // Ready is already woken
+		}
+	})
+}
 
 // onCatalog holds a live catalog from the server.
 func (o *branch) onCatalog(c *resolver.Catalog) {

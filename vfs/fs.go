@@ -63,6 +63,8 @@ type Core struct {
 	reloadMu sync.Mutex
 
 	feed
+	// readied wakes Ready when an origin becomes ready.
+	readied chan struct{}
 
 	*generated
 	wg sync.WaitGroup
@@ -78,7 +80,7 @@ func New(opts Options) (*Core, error) {
 	if now == nil {
 		now = time.Now
 	}
-	f := &Core{generated: &generated{}, opts: opts, log: log, now: now, staleRetry: cmp.Or(opts.StaleRetry, DefaultStaleRetry), started: now()}
+	f := &Core{generated: &generated{}, opts: opts, log: log, now: now, staleRetry: cmp.Or(opts.StaleRetry, DefaultStaleRetry), started: now(), readied: make(chan struct{}, 1)}
 	f.generated.f = f
 	set := &branchSet{byLabel: map[string]*branch{}}
 	for _, oc := range opts.Config.Origins {
@@ -240,6 +242,7 @@ func (f *Core) Ready(ctx context.Context) []string {
 		select {
 		case <-ctx.Done():
 			return waiting
+		case <-f.readied:
 		case <-tick.C:
 		}
 	}
