@@ -114,28 +114,31 @@ func (o *Bucket) Cached(d skill.Digest) ([]byte, bool) {
 
 // load reads and re-verifies the disk copy.
 func (o *Bucket) load(d skill.Digest, h string) ([]byte, error) {
-	notFound := fmt.Errorf("get %s from %s: %w", d, o.id, ErrNotFound)
-	// The fan-out directories are checked too: through a planted symlink
-	// the object path could resolve anywhere inside the origin.
-	for _, rel := range []string{objectsDir, objectsDir + "/" + h[:2]} {
-		fi, err := o.root.Lstat(rel)
+	// A miss, every first read's case, costs one lookup: the object is
+	// looked for first, and what leads to it only once it is there.
+	rel := objectRel(h)
+	lfi, lerr := o.root.Lstat(rel)
+	if errors.Is(lerr, fs.ErrNotExist) {
+		return nil, fmt.Errorf("get %s from %s: %w", d, o.id, ErrNotFound)
+	}
+	// The fan-out directories are checked too, before the object's own
+	// error is reported: through a planted symlink the object path could
+	// resolve anywhere inside the origin, or out of it.
+	for _, dir := range []string{objectsDir, objectsDir + "/" + h[:2]} {
+		fi, err := o.root.Lstat(dir)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, notFound
+			// Gone since the object was found.
+			return nil, fmt.Errorf("get %s from %s: %w", d, o.id, ErrNotFound)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("get %s from %s: %w", d, o.id, err)
 		}
 		if !fi.IsDir() {
-			return nil, o.discard("load", d, rel, fi, fmt.Sprintf("%s is not a directory (mode %v)", rel, fi.Mode()))
+			return nil, o.discard("load", d, dir, fi, fmt.Sprintf("%s is not a directory (mode %v)", dir, fi.Mode()))
 		}
 	}
-	rel := objectRel(h)
-	lfi, err := o.root.Lstat(rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, notFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get %s from %s: %w", d, o.id, err)
+	if lerr != nil {
+		return nil, fmt.Errorf("get %s from %s: %w", d, o.id, lerr)
 	}
 	if !lfi.Mode().IsRegular() {
 		return nil, o.discard("load", d, rel, lfi, fmt.Sprintf("not a regular file (mode %v)", lfi.Mode()))
