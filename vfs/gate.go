@@ -69,7 +69,13 @@ func (g *gate) enter(ctx context.Context, n int64) (release func(), err error) {
 			return c.Err()
 		}
 	}
-	if err := g.await(ctx, &g.progress, slot); err != nil {
+	// A free slot is taken at once; only a wait needs await's timer.
+	select {
+	case g.slots <- struct{}{}:
+	default:
+		err = g.await(ctx, &g.progress, slot)
+	}
+	if err != nil {
 		mountFetchBytes.Release(w)
 		g.bytes.Release(w)
 		return nil, err
