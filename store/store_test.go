@@ -259,6 +259,43 @@ func TestTamperedFanOutDirectory(t *testing.T) {
 	_ = s
 }
 
+// TestMissThroughSymlinkedFanOut: objects/<xx> replaced by a symlink to
+// an empty directory inside the origin. A miss is a miss (the object is
+// looked for first), and the next write does not go through the link: it
+// puts a real fan-out directory back and leaves the link's target empty.
+func TestMissThroughSymlinkedFanOut(t *testing.T) {
+	good := []byte("fan-out miss")
+	_, rec, o, d, path := storedFile(t, good)
+	fan := filepath.Dir(path)
+	if err := os.RemoveAll(fan); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(o.Dir(), "empty")
+	if err := os.Mkdir(empty, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// Relative, so that it resolves inside the origin.
+	if err := os.Symlink("../empty", fan); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Get(d); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get through a symlinked fan-out dir to an empty one = %v, want ErrNotFound", err)
+	}
+	mustPut(t, o, good)
+	if ws := rec.takeWarnings(); len(ws) != 1 || !strings.Contains(ws[0].Msg, "not a directory") {
+		t.Errorf("warnings %v, want one about the link removed", ws)
+	}
+	if fi, err := os.Lstat(fan); err != nil || !fi.IsDir() {
+		t.Fatalf("Put left the fan-out a link: %v %v", fi, err)
+	}
+	if es, err := os.ReadDir(empty); err != nil || len(es) != 0 {
+		t.Errorf("Put wrote through the link: %v %v", es, err)
+	}
+	if b, err := o.Get(d); err != nil || string(b) != string(good) {
+		t.Errorf("Get after Put = %q, %v", b, err)
+	}
+}
+
 func TestMemoryHitsServeVerifiedBytes(t *testing.T) {
 	// Memory is not writable by the agent, so a hit is served without
 	// hashing — and tampering with the disk copy cannot change it.
