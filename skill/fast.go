@@ -21,6 +21,13 @@ func ParseEntry(raw []byte) (Entry, error) {
 	if e, ok := parseFast(raw); ok {
 		return e, nil
 	}
+	return parseSlow(raw)
+}
+
+// parseSlow is what encoding/json alone makes of raw: ParseEntry's path
+// for anything outside the common shape, and the reference its fast path
+// is tested against.
+func parseSlow(raw []byte) (Entry, error) {
 	var e Entry
 	if !json.Valid(raw) {
 		// The syntax error json.Unmarshal reports.

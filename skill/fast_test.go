@@ -8,18 +8,6 @@ import (
 	"testing"
 )
 
-// slowEntry is what encoding/json alone makes of raw: the reference the
-// one-pass decoder must agree with.
-func slowEntry(raw []byte) (Entry, error) {
-	var e Entry
-	if !json.Valid(raw) {
-		err := json.Unmarshal(raw, &e)
-		return Entry{}, err
-	}
-	err := e.unmarshalSlow(raw)
-	return e, err
-}
-
 // fastSeeds are entries in and just outside the shape the fast path takes.
 var fastSeeds = []string{
 	`{"uri":"skill://a/b/SKILL.md","frontmatter":{"name":"b","description":"B"},"resources":[{"uri":"skill://a/b/SKILL.md","digest":"sha256:00","size":12},{"uri":"skill://a/b/x.md","digest":"sha256:11","size":0}]}`,
@@ -63,7 +51,7 @@ func TestParseEntryAgreesWithEncodingJSON(t *testing.T) {
 	fastTaken := 0
 	check := func(raw []byte) {
 		t.Helper()
-		want, werr := slowEntry(raw)
+		want, werr := parseSlow(raw)
 		got, gerr := ParseEntry(raw)
 		if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
 			t.Fatalf("%q: error %v, encoding/json %v", raw, gerr, werr)
