@@ -7,14 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/skillfs/skillfs/vfs"
@@ -27,7 +24,9 @@ type Client struct {
 	PID        int
 	Socket     string
 	Started    time.Time
-	http       *http.Client
+	// Skipped is what Find did not trust on the way (trust.go).
+	Skipped []Skip
+	http    *http.Client
 }
 
 // Skill is one skill as the control endpoint reports it: an index.json row
@@ -61,10 +60,15 @@ func (e *RemoteError) Is(target error) bool {
 }
 
 // Find returns a client for the mount at mountDir, or for the only mount
-// running when mountDir is empty, looking in dirs (Dirs). Registrations of
-// daemons that are gone are removed on the way.
+// running when mountDir is empty, looking in dirs (Dirs) and trusting only
+// what is the user's own (trust.go). Registrations of daemons that are
+// gone are removed on the way. Given mountDir, when no registration names
+// it, Find asks the mount itself where its endpoint is
+// (<mountDir>/.skillfs/control.json, read with a timeout) and checks that
+// endpoint the same way. What Find skipped is in the error, or in the
+// client's Skipped.
 func Find(dirs []string, mountDir string) (*Client, error) {
-	live := running(dirs)
+	live, skips := running(dirs)
 	var want string
 	if mountDir != "" {
 		abs, err := filepath.Abs(mountDir)
@@ -77,35 +81,58 @@ func Find(dirs []string, mountDir string) (*Client, error) {
 	for _, r := range live {
 		paths = append(paths, r.Mountpoint)
 		if want != "" && canonical(r.Mountpoint) == want {
-			return newClient(r), nil
+			return newClient(r, skips), nil
 		}
 	}
 	slices.Sort(paths)
+	if want != "" {
+		r, err := fromMount(mountDir, want)
+		switch {
+		case err == nil:
+			return newClient(r, skips), nil
+		case !errors.Is(err, errNoControlFile):
+			return nil, withSkips(err, skips)
+		}
+	}
 	switch {
 	case want != "" && len(live) == 0:
-		return nil, fmt.Errorf("no skillfs mount is running at %s (start one with `skillfs mount %s`): %w", mountDir, mountDir, ErrNoMount)
+		return nil, withSkips(fmt.Errorf("no skillfs mount is running at %s (start one with `skillfs mount %s`): %w", mountDir, mountDir, ErrNoMount), skips)
 	case want != "":
-		return nil, fmt.Errorf("no skillfs mount is running at %s (running: %s)", mountDir, strings.Join(paths, ", "))
+		return nil, withSkips(fmt.Errorf("no skillfs mount is running at %s (running: %s)", mountDir, strings.Join(paths, ", ")), skips)
 	case len(live) == 0:
-		return nil, ErrNoMount
+		return nil, withSkips(ErrNoMount, skips)
 	case len(live) > 1:
-		return nil, fmt.Errorf("%d skillfs mounts are running (%s): choose one with --mount DIR", len(live), strings.Join(paths, ", "))
+		return nil, withSkips(fmt.Errorf("%d skillfs mounts are running (%s): choose one with --mount DIR", len(live), strings.Join(paths, ", ")), skips)
 	}
-	return newClient(live[0]), nil
+	return newClient(live[0], skips), nil
+}
+
+// withSkips adds to err what Find did not trust, one line each.
+func withSkips(err error, skips []Skip) error {
+	if len(skips) == 0 {
+		return err
+	}
+	var b strings.Builder
+	for _, s := range skips {
+		b.WriteString("\n  skipped " + s.String())
+	}
+	return fmt.Errorf("%w%s", err, b.String())
 }
 
 // Running lists the mounts registered in dirs whose daemons answer.
 func Running(dirs []string) []string {
 	var out []string
-	for _, r := range running(dirs) {
+	live, _ := running(dirs)
+	for _, r := range live {
 		out = append(out, r.Mountpoint)
 	}
 	slices.Sort(out)
 	return out
 }
 
-func running(dirs []string) []registration {
+func running(dirs []string) ([]registration, []Skip) {
 	var out []registration
+	var skips []Skip
 	seen := map[string]bool{}
 	for _, dir := range dirs {
 		dir = filepath.Clean(dir)
@@ -113,52 +140,11 @@ func running(dirs []string) []registration {
 			continue
 		}
 		seen[dir] = true
-		names, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-		for _, name := range names {
-			b, err := os.ReadFile(name)
-			if err != nil {
-				continue
-			}
-			var r registration
-			if json.Unmarshal(b, &r) != nil || r.Socket == "" || r.Mountpoint == "" {
-				continue
-			}
-			switch answers(r) {
-			case alive:
-				out = append(out, r)
-			case gone:
-				os.Remove(r.Socket)
-				os.Remove(name)
-			}
-		}
+		rs, ss := scanDir(dir)
+		out = append(out, rs...)
+		skips = append(skips, ss...)
 	}
-	return out
-}
-
-type liveness int
-
-const (
-	alive liveness = iota
-	gone
-	unsure // the socket is there but did not answer: left alone
-)
-
-// answers reports whether a registered daemon is still there.
-func answers(r registration) liveness {
-	if r.PID > 0 {
-		if err := syscall.Kill(r.PID, 0); errors.Is(err, syscall.ESRCH) {
-			return gone
-		}
-	}
-	c, err := net.DialTimeout("unix", r.Socket, 5*time.Second)
-	if err == nil {
-		c.Close()
-		return alive
-	}
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fs.ErrNotExist) {
-		return gone
-	}
-	return unsure
+	return out, skips
 }
 
 // canonical is p with the symbolic links of its parent resolved (the
@@ -171,16 +157,17 @@ func canonical(p string) string {
 	return p
 }
 
-func newClient(r registration) *Client {
-	sock := r.Socket
+func newClient(r registration, skips []Skip) *Client {
+	sock, pid := r.Socket, r.PID
 	tr := &http.Transport{
+		// Every connection is checked again: the socket's path is only a
+		// name, the process answering on it is what counts.
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
+			return dialOurs(ctx, sock, pid)
 		},
 		DisableKeepAlives: true,
 	}
-	return &Client{Mountpoint: r.Mountpoint, PID: r.PID, Socket: sock, Started: r.Started, http: &http.Client{Transport: tr}}
+	return &Client{Mountpoint: r.Mountpoint, PID: r.PID, Socket: sock, Started: r.Started, Skipped: skips, http: &http.Client{Transport: tr}}
 }
 
 // call posts req to the endpoint and decodes the answer into resp.

@@ -185,7 +185,12 @@ func TestFindRemovesStaleRegistrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeAtomic(filepath.Join(dir, "dead.json"), registration{Mountpoint: "/m/dead", PID: dead.Process.Pid, Socket: filepath.Join(dir, "dead.sock"), Started: time.Now()})
-	os.WriteFile(filepath.Join(dir, "dead.sock"), nil, 0o600)
+	deadLn, err := net.Listen("unix", filepath.Join(dir, "dead.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadLn.(*net.UnixListener).SetUnlinkOnClose(false)
+	deadLn.Close()
 	// A daemon whose socket refuses (killed; the pid is reused by us).
 	sock := filepath.Join(dir, "refusing.sock")
 	ln, err := net.Listen("unix", sock)

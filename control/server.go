@@ -38,6 +38,7 @@ type Server struct {
 	log         *slog.Logger
 	closeOnce   sync.Once
 	done        chan struct{}
+	refused     *refusals
 }
 
 // registration is the file a Server writes beside its socket.
@@ -81,6 +82,7 @@ func serve(ctx context.Context, opts Options, uid int) (*Server, error) {
 		log:    opts.Logger,
 		done:   make(chan struct{}),
 	}
+	s.refused = &refusals{log: opts.Logger, every: RefusalSummaryEvery}
 	if err := clearSocket(s.socket, opts.Mount.Path); err != nil {
 		return nil, err
 	}
@@ -109,7 +111,7 @@ func serve(ctx context.Context, opts Options, uid int) (*Server, error) {
 	h := &handler{api: opts.API, mount: opts.Mount, log: opts.Logger}
 	s.http = &http.Server{Handler: h.mux(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug)}
 	go func() {
-		s.http.Serve(&peerListener{Listener: ln, uid: uid, log: opts.Logger})
+		s.http.Serve(&peerListener{Listener: ln, uid: uid, refused: s.refused})
 	}()
 	go func() {
 		select {
@@ -135,6 +137,7 @@ func (s *Server) Close() error {
 		os.Remove(s.reg)
 		os.Remove(s.socket)
 		os.Remove(filepath.Dir(s.socket)) // only if no other mount is there
+		s.refused.close()
 	})
 	return nil
 }
@@ -175,11 +178,12 @@ func writeAtomic(path string, v any) error {
 	return os.Rename(f.Name(), path)
 }
 
-// peerListener admits only connections from processes of uid.
+// peerListener admits only connections from processes of uid; refusals
+// are logged without flooding (refusals.go).
 type peerListener struct {
 	net.Listener
-	uid int
-	log *slog.Logger
+	uid     int
+	refused *refusals
 }
 
 func (l *peerListener) Accept() (net.Conn, error) {
@@ -188,11 +192,11 @@ func (l *peerListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		uid, err := peerUID(c)
+		uid, _, err := peerCred(c)
 		if err == nil && uid == l.uid {
 			return c, nil
 		}
-		l.log.Warn("control: refused a connection from another user", "uid", uid, "err", err)
+		l.refused.refused(uid, err)
 		c.Close()
 	}
 }

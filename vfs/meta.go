@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillfs/skillfs/verify"
@@ -21,6 +22,8 @@ type generated struct {
 	f     *Core
 	mu    sync.Mutex
 	cache map[string]rendering // by path
+	// control is the control socket's path (controlfile.go).
+	control atomic.Pointer[string]
 }
 
 // The generated files under .skillfs/.
@@ -30,7 +33,7 @@ const (
 	metaStatus    = "status.json"
 )
 
-var metaFiles = []string{metaIndexJSON, metaIndexMD, metaStatus}
+var metaFiles = []string{metaIndexJSON, metaIndexMD, metaStatus, ControlFileName}
 
 func metaIno(p string) uint64 { return inoFor("\x00meta", p, p == MetaDir || p == metaServers) }
 
@@ -137,6 +140,8 @@ func (m *generated) render(p string) ([]byte, error) {
 		return f.view().renderIndex(), nil
 	case metaStatus:
 		return marshal(f.Status())
+	case ControlFileName:
+		return marshal(m.controlEndpoint())
 	}
 	if name, ok := strings.CutPrefix(p, metaServers+"/"); ok {
 		if label, ok := strings.CutSuffix(name, ".md"); ok && f.hasBranch(label) {

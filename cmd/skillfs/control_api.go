@@ -88,5 +88,9 @@ func startControl(ctx context.Context, v *vfs.Core, mnt string, opts mountOption
 		log.Warn("no control endpoint: skillfs status and the other commands will not find this mount", "err", err)
 		return func() {}
 	}
-	return func() { srv.Close() }
+	v.SetControl(srv.Socket())
+	return func() {
+		v.SetControl("")
+		srv.Close()
+	}
 }

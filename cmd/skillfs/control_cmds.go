@@ -136,6 +136,9 @@ func controlCommand(use, short, long string, args cobra.PositionalArgs, opts *co
 			if err != nil {
 				return err
 			}
+			for _, s := range c.Skipped {
+				fmt.Fprintf(cmd.ErrOrStderr(), "skillfs: skipped %s\n", s)
+			}
 			return run(cmd.Context(), c, args)
 		},
 	}
