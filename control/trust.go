@@ -243,13 +243,15 @@ func answers(r registration) (liveness, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := dialOurs(ctx, r.Socket, r.PID)
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", r.Socket)
 	switch {
 	case err == nil:
-		c.Close()
+		defer c.Close()
+		if err := checkPeer(c, r.PID); err != nil {
+			return refused, err
+		}
 		return alive, nil
-	case errors.Is(err, errPeer):
-		return refused, err
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, os.ErrNotExist):
 		return gone, nil
 	}
