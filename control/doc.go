@@ -18,8 +18,17 @@
 // (mountpoint, pid, socket, start time; <name> is a hash of the
 // mountpoint), written atomically after the socket listens and removed with
 // it at exit. Find reads the registrations of every candidate directory,
-// removes those of daemons that died without cleaning up (pid gone, or the
-// socket refuses), and picks the one for --mount DIR, or the only one.
+// trusting only what is the user's own (trust.go: directory, registration
+// and socket checked without following links, and the uid and pid of the
+// process answering), removes those of the user's daemons that died
+// without cleaning up (pid gone, or the socket refuses), and picks the one
+// for --mount DIR, or the only one. What it skipped it reports. Given
+// --mount DIR and no registration for it, Find reads the mount's own
+// .skillfs/control.json with a timeout (mountfile.go) and checks the
+// endpoint it names the same way; it is never called from the process
+// serving a mount.
+//
+// Refused connections are logged once, then counted (refusals.go).
 //
 // The daemon side is the API interface, implemented over the mount's core;
 // this package knows nothing of FUSE.

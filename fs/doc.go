@@ -5,6 +5,7 @@
 //
 //	MOUNT/
 //	  .skillfs/index.json, index.md, status.json   generated, never from a server
+//	  .skillfs/control.json                        the control socket's path and pid
 //	  LABEL/                                        one directory per configured server
 //	    a/b/SKILL.md                                skill://a/b/SKILL.md served by LABEL
 //	    @github/owner/repo/x/SKILL.md               github://owner/repo/x/SKILL.md

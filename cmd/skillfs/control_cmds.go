@@ -32,7 +32,7 @@ type controlOptions struct {
 
 func (o *controlOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.mount, "mount", "", "the mount to ask (`DIR`); needed when more than one is running")
+	f.StringVar(&o.mount, "mount", "", "the mount to ask (`DIR`); needed when more than one is running, found by its path whatever its environment")
 	f.BoolVar(&o.json, "json", false, "print JSON instead of a table")
 	f.StringVar(&o.cacheDir, "cache-dir", "", "the mount's --cache-dir, where its socket is when $XDG_RUNTIME_DIR is not set")
 }
