@@ -560,3 +560,24 @@ func TestControlRefusalsAreNotALogFlood(t *testing.T) {
 		t.Errorf("the log counts %d refused connections, want %d:\n%s", total, n, strings.Join(lines[:min(len(lines), 10)], "\n"))
 	}
 }
+
+// TestControlMountFileIsCheckedLikeARegistration: a directory another user
+// controls carries a .skillfs/control.json naming that user's socket.
+// `status --mount DIR` refuses it, says why, and never talks to it.
+func TestControlMountFileIsCheckedLikeARegistration(t *testing.T) {
+	t.Parallel()
+	bin := attacker(t)
+	adir := sharedDir(t, 0o777)
+	mnt := filepath.Join(adir, "mnt")
+	sock := filepath.Join(adir, "fake.sock")
+	_, seen := fakeDaemon(t, bin, sock, envMkdir+"="+mnt+","+filepath.Join(mnt, ".skillfs"),
+		envReg+"="+filepath.Join(mnt, ".skillfs", "control.json"), envRegSocket+"="+sock, envRegMount+"="+mnt)
+	out, errOut, code := ctl(t, clientEnv(t, t.TempDir()), "status", "--mount", mnt)
+	want := fmt.Sprintf("the mount at %s has its control socket in %s, which skillfs does not trust: writable by group or others (mode 0777)", mnt, adir)
+	if code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("status --mount %s: exit %d, stdout %q, stderr %q; want exit 1 and %q", mnt, code, out, errOut, want)
+	}
+	if s := seen(); s != "" {
+		t.Errorf("the fake daemon was contacted:\n%s", s)
+	}
+}
