@@ -3,6 +3,9 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -244,5 +247,58 @@ func TestCallTimeoutBoundsOneRead(t *testing.T) {
 	}
 	if st := readStatus(t, m)["hang"]; !strings.Contains(st.LastError, "timeout") && !strings.Contains(st.LastError, "in time") {
 		t.Errorf("status.json last_error %q; want the timeout", st.LastError)
+	}
+}
+
+// TestWalkedSkillsCountAgainstListingCaps is issue 17 item 13: skills that
+// directory reads find and skills/get confirms count against
+// max_list_entries like listed ones. With the cap at 4 and honest-a and
+// honest-b listed, walking the server's tree holds two more skills
+// (4 held), and the fifth is refused: not in the tree, and status.json
+// says which cap refused it.
+func TestWalkedSkillsCountAgainstListingCaps(t *testing.T) {
+	t.Parallel()
+	const cap, walk = 4, 6
+	cfg := writeConfig(t, map[string]any{
+		"walker": hostileStdio(t, hostile.Options{Fixtures: []string{}, Mode: hostile.ModeUnlistedCrowd, Crowd: walk}),
+	}, map[string]any{"defaults": map[string]any{"limits": map[string]any{"max_list_entries": cap}}})
+	m := startMount(t, cfg)
+	m.warnings = true // a refused skill is a warning
+	if st := readStatus(t, m)["walker"]; st.Skills != 2 || st.Truncated != "" {
+		t.Fatalf("before the walk: %+v; want the two listed skills and no truncation", st)
+	}
+	held := 0
+	for i := range walk {
+		p := m.Path("walker", "walk", fmt.Sprintf("w-%d", i), "SKILL.md")
+		_, err := os.Stat(p)
+		t.Logf("stat walk/w-%d/SKILL.md: %v", i, err)
+		switch {
+		case err == nil:
+			held++
+		case !errors.Is(err, fs.ErrNotExist):
+			t.Errorf("stat walk/w-%d/SKILL.md: %v, want it held or ENOENT", i, err)
+		}
+	}
+	if held != cap-2 {
+		t.Errorf("the walk held %d more skills, want %d (max_list_entries %d, 2 listed)", held, cap-2, cap)
+	}
+	st := readStatus(t, m)["walker"]
+	t.Logf("status.json: skills %d, truncated %q", st.Skills, st.Truncated)
+	if st.Skills != cap {
+		t.Errorf("status.json skills = %d, want %d", st.Skills, cap)
+	}
+	if !strings.Contains(st.Truncated, "max_list_entries") || !strings.Contains(st.Truncated, "skill://walk/w-") {
+		t.Errorf("status.json truncated = %q; want the refused skill and max_list_entries", st.Truncated)
+	}
+	ents, err := os.ReadDir(m.Path("walker", "walk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != cap-2 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("ls walker/walk = %v; want the %d held skills only", names, cap-2)
 	}
 }

@@ -132,7 +132,17 @@ func newFixture(t *testing.T, files map[string]string, edit func(*config.Origin)
 		}
 	})
 	writeFiles(t, f.dir, files)
-	srv, err := skillserver.New(f.dir, skillserver.Options{PollInterval: -1, AccessLog: f.access})
+	// A test that caps the listing's pages gets pages of one skill, so
+	// that the cap leaves skills unlisted (and within the other caps).
+	so := skillserver.Options{PollInterval: -1, AccessLog: f.access}
+	if edit != nil {
+		probe := config.Origin{Limits: config.DefaultLimits()}
+		edit(&probe)
+		if probe.Limits.MaxListPages < config.DefaultLimits().MaxListPages {
+			so.PageSize = 1
+		}
+	}
+	srv, err := skillserver.New(f.dir, so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,9 +381,10 @@ func TestSavedCatalogServesVerifiedBytesOffline(t *testing.T) {
 }
 
 func TestUnlistedSkillIsConfirmedWithSkillsGet(t *testing.T) {
-	// The listing is cut after one entry: the rest are unlisted, reachable
-	// through directory reads and confirmed with skills/get.
-	f := newFixture(t, baseFiles, func(o *config.Origin) { o.Limits.MaxListEntries = 1 })
+	// The listing is cut after one page of one entry: the rest are
+	// unlisted, reachable through directory reads and confirmed with
+	// skills/get.
+	f := newFixture(t, baseFiles, func(o *config.Origin) { o.Limits.MaxListPages = 1 })
 	f.allowWarn = true // the truncated listing is logged
 	if got := f.ls(t, "local"); !slices.Equal(got, []string{"alpha"}) {
 		t.Fatalf("ls local = %v, want only the listed skill", got)
@@ -403,7 +414,7 @@ func TestUnlistedSkillIsConfirmedWithSkillsGet(t *testing.T) {
 	if src != "get" {
 		t.Errorf("source of the confirmed skill = %q, want get", src)
 	}
-	if st := f.fs.Status().Origins[0]; !strings.Contains(st.Truncated, "max_list_entries") {
+	if st := f.fs.Status().Origins[0]; !strings.Contains(st.Truncated, "max_list_pages") {
 		t.Errorf("status truncated = %q", st.Truncated)
 	}
 }
