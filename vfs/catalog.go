@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,9 +72,9 @@ type catalog struct {
 
 	mu    sync.Mutex
 	extra map[string]*verify.Skill // unlisted skills confirmed with skills/get, by uri
-	// refused says why a skill confirmed with skills/get was not held: it
-	// would have passed a listing cap. Shown as the catalog's truncation
-	// when the listing has none of its own.
+	// refused says why the first skill confirmed with skills/get that was
+	// not held was refused: it would have passed a listing cap. Added to
+	// the catalog's truncation.
 	refused string
 
 	saved atomic.Pointer[[sha256.Size]byte] // hash of the last saved catalog, to skip rewrites
@@ -109,9 +110,12 @@ func (c *catalog) swapThen(next func(old *tree) (*resolver.Catalog, string), ins
 	refused := c.refused
 	c.mu.Unlock()
 	cat = withExtra(cat, extra)
-	if refused != "" && cat.Truncated == "" {
+	if refused != "" && !strings.Contains(cat.Truncated, refused) {
 		cut := *cat
 		cut.Truncated = refused
+		if cat.Truncated != "" {
+			cut.Truncated = cat.Truncated + "; " + refused
+		}
 		cat = &cut
 	}
 	confirmed := map[string]bool{}
@@ -184,9 +188,12 @@ func (c *catalog) replace(old, fresh *verify.Skill) {
 // "truncated").
 func (c *catalog) confirm(s *verify.Skill) error {
 	if err := c.admitExtra(s); err != nil {
+		// The first refusal is kept: the catalog says that one.
 		c.mu.Lock()
 		first := c.refused == ""
-		c.refused = err.Error()
+		if first {
+			c.refused = err.Error()
+		}
 		c.mu.Unlock()
 		if first {
 			c.swap(func(t *tree) (*resolver.Catalog, string) { return t.catalog(), t.source })
