@@ -16,8 +16,10 @@ import (
 
 // generated are the files under .skillfs: index.json, index.md,
 // status.json and servers/LABEL.md, rendered from every origin's state.
-// Each is rendered afresh on stat and kept, with its own time, for the
-// reads that follow.
+// Each is taken as a snapshot on stat and kept, with its own time, for the
+// reads that follow. index.json (and the Index the others are made from)
+// is rendered only when what it is made of changed (snapshotIndex); the
+// others are small (status.json) or bounded (the Markdown).
 type generated struct {
 	f     *Core
 	mu    sync.Mutex
@@ -55,7 +57,7 @@ func (m *generated) indexKey() []originKey {
 	return key
 }
 
-// indexSnapshot returns the Index and index.json of the current state,
+// snapshotIndex returns the Index and index.json of the current state,
 // rendering them only when it changed since the last call.
 func (m *generated) snapshotIndex() *indexSnapshot {
 	m.indexMu.Lock()
@@ -120,7 +122,8 @@ func (m *generated) statMeta(p string) (Attr, error) {
 }
 
 // Generated files are snapshots. Stat (the kernel's lookup and getattr)
-// renders a fresh one; reads serve the last snapshot. The kernel asks for
+// takes a fresh one (index.json: the cached rendering unless something it
+// says changed); reads serve the last snapshot. The kernel asks for
 // the attributes before it reads (they are never cached), so a reader sees
 // the state of that moment, and the size it was told matches the bytes it
 // gets. A snapshot whose bytes did not change keeps its time, so that the
