@@ -14,7 +14,7 @@ const (
 	// ModeSameNameCrowd: skills skill://crowd-N/x/SKILL.md, all named x,
 	// all listed.
 	ModeSameNameCrowd = "same-name-crowd"
-	// ModeEscapeCrowd: skills skill://esc-N/<SEG>/e/SKILL.md, all listed,
+	// ModeEscapeCrowd: skills skill://esc-N/<SEG>/e-N/SKILL.md, all listed,
 	// whose folder segment SEG (EscapeSegmentLength bytes) and
 	// description (EscapeDescriptionLength bytes) are made of '<', '>',
 	// '&' and control characters, which JSON encoders like to escape.
@@ -79,8 +79,9 @@ func (s *Server) addCrowd() {
 	case ModeEscapeCrowd:
 		seg := escapeSegment()
 		for i := range n {
-			s.add(basic(ModeEscapeCrowd, "esc-"+strconv.Itoa(i)+"/"+seg+"/e", EscapeDescription(i),
-				"# e\n\nA skill whose strings need escaping.\n"))
+			name := "e-" + strconv.Itoa(i)
+			s.add(basic(ModeEscapeCrowd, "esc-"+strconv.Itoa(i)+"/"+seg+"/"+name, EscapeDescription(i),
+				"# "+name+"\n\nA skill whose strings need escaping.\n"))
 		}
 	case ModeUnlistedCrowd:
 		for i := range n {
