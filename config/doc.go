@@ -208,6 +208,15 @@
 // resources each, without end — costs memory in proportion to what is kept
 // (roughly 1–2 KB per kept resource), never the whole machine.
 //
+// Skills confirmed with skills/get — found by directory reads, or asked
+// for with `skillfs get` — count against max_list_entries,
+// max_list_resources and max_list_bytes with the listed ones: the one that
+// would cross a cap is not held, and "truncated" names it and the cap.
+//
+// call_timeout bounds one read(2) of a file: a fetch that times out is
+// remembered for that file for 5 seconds, so the kernel's retry of the
+// same read fails at once instead of asking the server again.
+//
 // # Origin identity
 //
 // Origin.ID names the origin's directory in the store: the label, '-', and

@@ -186,7 +186,7 @@ func (c *Client) call(ctx context.Context, endpoint string, req, resp any) error
 		return fmt.Errorf("ask the mount at %s: %w", c.Mountpoint, err)
 	}
 	defer res.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
+	b, err := io.ReadAll(io.LimitReader(res.Body, maxAnswerRead))
 	if err != nil {
 		return fmt.Errorf("ask the mount at %s: %w", c.Mountpoint, err)
 	}
@@ -198,9 +198,30 @@ func (c *Client) call(ctx context.Context, endpoint string, req, resp any) error
 		return &RemoteError{Status: res.StatusCode, Message: eb.Error}
 	}
 	if err := json.Unmarshal(b, resp); err != nil {
+		if len(b) == maxAnswerRead {
+			return fmt.Errorf("the mount at %s answered more than %d bytes, which is more than this client reads", c.Mountpoint, maxAnswerRead)
+		}
 		return fmt.Errorf("the mount at %s answered: %w", c.Mountpoint, err)
 	}
+	if h := res.Header.Get(TruncatedHeader); h != "" {
+		return &TruncatedError{Mountpoint: c.Mountpoint, Omitted: h}
+	}
 	return nil
+}
+
+// maxAnswerRead is the most of an answer the client reads: twice what a
+// mount sends (MaxAnswerBytes).
+const maxAnswerRead = 2 * MaxAnswerBytes
+
+// TruncatedError is returned with the answer it describes: a list the
+// mount cut at MaxAnswerBytes. What was decoded is valid, and short.
+type TruncatedError struct {
+	Mountpoint string
+	Omitted    string // "OMITTED of TOTAL"
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("the answer of the mount at %s is capped at %d bytes: %s items are left out; ask for one server (LABEL) to see more of it", e.Mountpoint, MaxAnswerBytes, e.Omitted)
 }
 
 // Status reports the mount and every server.

@@ -319,3 +319,41 @@ func TestVisible(t *testing.T) {
 		}
 	}
 }
+
+// TestListAnswerIsCapped: a list answer over MaxAnswerBytes is cut into a
+// valid, shorter list; the client returns it with a *TruncatedError that
+// says how many items were left out. '<' travels as one byte.
+func TestListAnswerIsCapped(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	f := newFake("acme")
+	desc := strings.Repeat("<&>", 1400) // 4,200 bytes, 25,200 if HTML-escaped
+	const n = 10_000                    // about 43 MB in all
+	for i := range n {
+		f.skills = append(f.skills, vfs.SkillInfo{Origin: "acme", URI: fmt.Sprintf("skill://s-%d/SKILL.md", i), Path: fmt.Sprintf("acme/s-%d", i), Name: "x", Description: desc, State: "available"})
+	}
+	start(t, dir, "/m/cap", f)
+	c, err := Find([]string{dir}, "/m/cap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	skills, err := c.Skills(context.Background(), "")
+	var te *TruncatedError
+	if !errors.As(err, &te) {
+		t.Fatalf("skills: %d, %v; want a *TruncatedError", len(skills), err)
+	}
+	total := n + 1
+	if len(skills) == 0 || len(skills) >= total || te.Omitted != fmt.Sprintf("%d of %d", total-len(skills), total) {
+		t.Errorf("got %d of %d skills, error says %q", len(skills), total, te.Omitted)
+	}
+	if size := len(skills) * len(desc); size > MaxAnswerBytes {
+		t.Errorf("%d descriptions of %d bytes: over the cap", len(skills), len(desc))
+	}
+	if !strings.Contains(te.Error(), "capped") {
+		t.Errorf("message %q", te.Error())
+	}
+	// A small answer is whole, and says nothing.
+	st, err := c.Status(context.Background())
+	if err != nil || len(st.Servers) != 1 {
+		t.Errorf("status: %+v, %v", st, err)
+	}
+}

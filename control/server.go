@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -324,15 +326,66 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, code, errorBody{Error: err.Error()})
 }
 
+// MaxAnswerBytes bounds a control answer that is a list (skills,
+// pending, approvals): the items that would pass it are left out, the
+// answer stays a valid JSON array, and the TruncatedHeader says how many
+// were left out. Other answers (status, one skill) are bounded by what
+// they describe. The client reads at most twice this.
+const MaxAnswerBytes = 32 << 20
+
+// TruncatedHeader carries "OMITTED of TOTAL" when a list answer was cut
+// at MaxAnswerBytes.
+const TruncatedHeader = "Skillfs-Truncated"
+
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	b, err := json.Marshal(v)
+	b, omitted, total, err := encodeAnswer(v, MaxAnswerBytes)
 	if err != nil {
 		code = http.StatusInternalServerError
 		b, _ = json.Marshal(errorBody{Error: err.Error()})
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if omitted > 0 {
+		w.Header().Set(TruncatedHeader, fmt.Sprintf("%d of %d", omitted, total))
+	}
 	w.WriteHeader(code)
 	w.Write(append(b, '\n'))
+}
+
+// encodeAnswer encodes v without HTML escaping (nothing here is HTML, and
+// '<' as "\u003c" is six bytes for one). A slice is encoded item by item
+// within max bytes; it returns how many items were left out of how many.
+func encodeAnswer(v any, max int) (b []byte, omitted, total int, err error) {
+	var item bytes.Buffer
+	enc := json.NewEncoder(&item)
+	enc.SetEscapeHTML(false)
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice {
+		if err := enc.Encode(v); err != nil {
+			return nil, 0, 0, err
+		}
+		return bytes.TrimSuffix(item.Bytes(), []byte("\n")), 0, 0, nil
+	}
+	var out bytes.Buffer
+	out.WriteByte('[')
+	total = rv.Len()
+	kept := 0
+	for i := range total {
+		item.Reset()
+		if err := enc.Encode(rv.Index(i).Interface()); err != nil {
+			return nil, 0, 0, err
+		}
+		e := bytes.TrimSuffix(item.Bytes(), []byte("\n"))
+		if out.Len()+len(e)+2 > max {
+			break
+		}
+		if kept > 0 {
+			out.WriteByte(',')
+		}
+		out.Write(e)
+		kept++
+	}
+	out.WriteByte(']')
+	return out.Bytes(), total - kept, total, nil
 }
 
 func checkRef(r SkillRef) error {

@@ -317,9 +317,10 @@ func mustGetwd(t *testing.T) string {
 }
 
 // TestControlGetConfirmsAnUnlistedSkill: a skill the listing does not
-// carry (here the listing is cut short by max_list_entries, as a partial
-// listing would be) is confirmed with skills/get by `skillfs get` and joins
-// the tree without a remount (DESIGN.md rule 4).
+// carry (here the listing is cut short by max_list_pages, pages of one
+// skill, as a partial listing would be) is confirmed with skills/get by
+// `skillfs get` and joins the tree without a remount (DESIGN.md rule 4).
+// (max_list_entries would not do: confirmed skills count against it.)
 func TestControlGetConfirmsAnUnlistedSkill(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -329,8 +330,8 @@ func TestControlGetConfirmsAnUnlistedSkill(t *testing.T) {
 		"zulu/notes.md":  "zulu notes\n",
 	})
 	env := runtimeEnv(t)
-	cfg := writeConfig(t, map[string]any{"local": stdioServe(dir, os.DevNull)},
-		map[string]any{"servers": map[string]any{"local": map[string]any{"limits": map[string]any{"max_list_entries": 1}}}})
+	cfg := writeConfig(t, map[string]any{"local": stdioServe(dir, os.DevNull, "--page-size", "1")},
+		map[string]any{"servers": map[string]any{"local": map[string]any{"limits": map[string]any{"max_list_pages": 1}}}})
 	m := startMountEnv(t, env, cfg)
 	m.warnings = true // the cut listing is logged, as it should be
 	// Which one the listing left out, from the index alone: a lookup would
@@ -346,7 +347,7 @@ func TestControlGetConfirmsAnUnlistedSkill(t *testing.T) {
 	case listed["zulu"] && !listed["alpha"]:
 		missing = "alpha"
 	default:
-		t.Fatalf("max_list_entries 1 should leave exactly one skill out of the index: %v", listed)
+		t.Fatalf("one page of one skill should leave exactly one skill out of the index: %v", listed)
 	}
 	out, errOut, code := ctl(t, env, "get", "--origin", "local", "skill://"+missing+"/SKILL.md")
 	if code != 0 {

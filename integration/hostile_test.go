@@ -496,14 +496,16 @@ func TestHostileDirectoryReads(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			t.Parallel()
 			good := newHonest(t)
-			// The listing is cut after the two honest skills, so the two
-			// fixtures are reached only through directory reads.
+			// The listing is cut after the two honest skills (one page of
+			// two), so the two fixtures are reached only through directory
+			// reads. (Not max_list_entries: confirmed skills count against
+			// it.)
 			cfg := writeConfig(t, map[string]any{
-				"evil": tr.origin(t, hostile.Options{Fixtures: []string{hostile.EscapingChildren, hostile.EndlessDirCursor}}),
+				"evil": tr.origin(t, hostile.Options{Fixtures: []string{hostile.EscapingChildren, hostile.EndlessDirCursor}, PageSize: 2}),
 				"good": good.entry(),
 			}, map[string]any{"servers": map[string]any{"evil": map[string]any{"limits": map[string]any{
-				"max_list_entries": 2,
-				"max_dir_pages":    5,
+				"max_list_pages": 1,
+				"max_dir_pages":  5,
 			}}}})
 			m := startMount(t, cfg)
 			m.warnings = true // hostile servers make the daemon warn, as they should

@@ -261,7 +261,7 @@ func TestApprovalSurvivesRestartNotIdentityChange(t *testing.T) {
 
 // A skill confirmed with skills/get is pending like a listed one.
 func TestApprovalGetIsPending(t *testing.T) {
-	f := newFixture(t, baseFiles, func(o *config.Origin) { required(o); o.Limits.MaxListEntries = 1 })
+	f := newFixture(t, baseFiles, func(o *config.Origin) { required(o); o.Limits.MaxListPages = 1 })
 	f.allowWarn = true // the truncated listing is logged
 	si, err := f.fs.Get(context.Background(), "local", "skill://team/delta/SKILL.md")
 	if err != nil || si.State != "pending" || si.Path != "local/team/delta" || si.Source != "get" {

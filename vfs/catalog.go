@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,6 +72,10 @@ type catalog struct {
 
 	mu    sync.Mutex
 	extra map[string]*verify.Skill // unlisted skills confirmed with skills/get, by uri
+	// refused says why the first skill confirmed with skills/get that was
+	// not held was refused: it would have passed a listing cap. Added to
+	// the catalog's truncation.
+	refused string
 
 	saved atomic.Pointer[[sha256.Size]byte] // hash of the last saved catalog, to skip rewrites
 
@@ -101,8 +107,17 @@ func (c *catalog) swapThen(next func(old *tree) (*resolver.Catalog, string), ins
 	cat, source := next(old)
 	c.mu.Lock()
 	extra := maps.Clone(c.extra)
+	refused := c.refused
 	c.mu.Unlock()
 	cat = withExtra(cat, extra)
+	if refused != "" && !strings.Contains(cat.Truncated, refused) {
+		cut := *cat
+		cut.Truncated = refused
+		if cat.Truncated != "" {
+			cut.Truncated = cat.Truncated + "; " + refused
+		}
+		cat = &cut
+	}
 	confirmed := map[string]bool{}
 	for u := range extra {
 		confirmed[u] = true
@@ -166,13 +181,79 @@ func (c *catalog) replace(old, fresh *verify.Skill) {
 }
 
 // confirm holds an unlisted skill confirmed with skills/get like a listed
-// one, from now on and across re-lists, and saves the catalog.
-func (c *catalog) confirm(s *verify.Skill) {
-	c.mu.Lock()
-	c.extra[s.URI.String()] = s
-	c.mu.Unlock()
+// one, from now on and across re-lists, and saves the catalog. Confirmed
+// skills count against the listing caps (max_list_entries,
+// max_list_resources, max_list_bytes) with the listed ones: one that
+// would pass a cap is refused, and the catalog says why (status.json
+// "truncated").
+func (c *catalog) confirm(s *verify.Skill) error {
+	if err := c.admitExtra(s); err != nil {
+		// The first refusal is kept: the catalog says that one.
+		c.mu.Lock()
+		first := c.refused == ""
+		if first {
+			c.refused = err.Error()
+		}
+		c.mu.Unlock()
+		if first {
+			c.swap(func(t *tree) (*resolver.Catalog, string) { return t.catalog(), t.source })
+		}
+		return err
+	}
 	c.swap(func(t *tree) (*resolver.Catalog, string) { return t.catalog(), t.source })
 	c.save()
+	return nil
+}
+
+// ErrListCap refuses a skill confirmed with skills/get that would take the
+// held catalog past a listing cap.
+var ErrListCap = errors.New("over the listing caps")
+
+// admitExtra adds s to the confirmed skills if the held catalog with s
+// added stays within the listing caps. The held catalog counts what its
+// listing cost and every confirmed skill; a skill already held is
+// admitted.
+func (c *catalog) admitExtra(s *verify.Skill) error {
+	uri := s.URI.String()
+	held := c.current().catalog()
+	lim := c.cfg.Limits
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.extra[uri]; ok {
+		c.extra[uri] = s
+		return nil
+	}
+	for _, x := range held.Skills {
+		if x.URI.String() == uri {
+			c.extra[uri] = s
+			return nil
+		}
+	}
+	entries, resources, size := len(held.Skills), held.Resources, held.Bytes
+	for _, x := range c.extra {
+		resources += len(x.Files)
+		size += entrySize(x)
+	}
+	switch n := len(s.Files); {
+	case entries+1 > lim.MaxListEntries:
+		return fmt.Errorf("%w: %s not held: %d skills are held (max_list_entries is %d)", ErrListCap, uri, entries, lim.MaxListEntries)
+	case resources+n > lim.MaxListResources:
+		return fmt.Errorf("%w: %s not held: %d resources are held and it has %d (max_list_resources is %d)", ErrListCap, uri, resources, n, lim.MaxListResources)
+	case size+entrySize(s) > lim.MaxListBytes:
+		return fmt.Errorf("%w: %s not held: %d bytes of entries are held and it has %d (max_list_bytes is %d)", ErrListCap, uri, size, entrySize(s), lim.MaxListBytes)
+	}
+	c.extra[uri] = s
+	return nil
+}
+
+// entrySize is the size of a skill's entry as JSON, what max_list_bytes
+// counts.
+func entrySize(s *verify.Skill) int64 {
+	b, err := json.Marshal(s.Entry)
+	if err != nil {
+		return 0
+	}
+	return int64(len(b))
 }
 
 // withExtra adds the confirmed skills a catalog does not carry itself.

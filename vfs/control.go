@@ -343,8 +343,10 @@ func (f *Core) Get(ctx context.Context, label, uri string) (SkillInfo, error) {
 	if err != nil {
 		return SkillInfo{}, fmt.Errorf("get %s from %s: %w", uri, label, err)
 	}
+	if err := o.cat.confirm(s); err != nil {
+		return SkillInfo{}, fmt.Errorf("get %s from %s: %w", uri, label, err)
+	}
 	o.log.Info("skill confirmed with skills/get", "op", "get", "uri", s.URI.String())
-	o.cat.confirm(s)
 	si, ok := o.info(s.URI.String())
 	if !ok {
 		return SkillInfo{}, fmt.Errorf("get %s from %s: %w", uri, label, ErrNotExist)

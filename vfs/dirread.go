@@ -236,6 +236,9 @@ func (lr *dirReads) confirm(ctx context.Context, uri string) {
 		return
 	}
 	s, err := lr.res.GetSkill(ctx, uri)
+	if err == nil {
+		err = lr.cat.confirm(s)
+	}
 	if err != nil {
 		lr.log.Warn("unlisted skill not confirmed", "op", "get", "uri", uri, "err", err)
 		if u, perr := verify.ParseURI(uri); perr == nil && !errors.Is(err, resolver.ErrOffline) && !errors.Is(err, context.Canceled) {
@@ -253,5 +256,4 @@ func (lr *dirReads) confirm(ctx context.Context, uri string) {
 		return
 	}
 	lr.log.Info("unlisted skill confirmed with skills/get", "op", "get", "uri", uri)
-	lr.cat.confirm(s)
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,6 +20,9 @@ type failureLog struct {
 
 	mu   sync.Mutex
 	last map[string]failure // origin-relative path → the last failed read
+	// gen counts the changes of last, so that index.json is rendered
+	// again only when they change it (meta.go).
+	gen atomic.Uint64
 }
 
 type failure struct {
@@ -47,6 +51,7 @@ func (l *failureLog) record(p string, err error) error {
 	l.mu.Lock()
 	prev, seen := l.last[p]
 	l.last[p] = failure{reason: re.Reason, detail: re.Err.Error(), at: l.now()}
+	l.gen.Add(1)
 	l.mu.Unlock()
 	if !seen || prev.reason != re.Reason {
 		l.log.Warn("read failed", "op", "read", "path", joinPath(l.label, p), "uri", l.uriOf(p), "reason", re.Reason, "err", re.Err)
@@ -60,7 +65,10 @@ func (l *failureLog) forget(paths ...string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, p := range paths {
-		delete(l.last, p)
+		if _, ok := l.last[p]; ok {
+			delete(l.last, p)
+			l.gen.Add(1)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillfs/skillfs/store"
@@ -21,6 +22,8 @@ type flagBook struct {
 	mu      sync.Mutex
 	flags   map[string][]string
 	pending *tree // the tree to save against, when a save is due
+	// gen counts the changes of flags (see failureLog.gen).
+	gen atomic.Uint64
 }
 
 // saveDelay gathers the flags found in a burst of reads (a grep over
@@ -40,10 +43,17 @@ func (b *flagBook) note(key string, flags []string) bool {
 	old, had := b.flags[key]
 	if len(flags) == 0 {
 		delete(b.flags, key)
+		if had {
+			b.gen.Add(1)
+		}
 		return had
 	}
 	b.flags[key] = flags
-	return !had || !slices.Equal(old, flags)
+	changed := !had || !slices.Equal(old, flags)
+	if changed {
+		b.gen.Add(1)
+	}
+	return changed
 }
 
 // saveSoon saves against t after saveDelay, once for all the notes made
@@ -116,6 +126,7 @@ func (b *flagBook) load() {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.gen.Add(1)
 	for k, v := range m {
 		if _, ok := b.flags[k]; !ok {
 			b.flags[k] = v

@@ -1,6 +1,8 @@
 package vfs
 
 import (
+	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"strings"
@@ -273,5 +275,40 @@ func TestXMLText(t *testing.T) {
 	}
 	if got := xmlText(strings.Repeat("é", mdTextMax+5), true); got != strings.Repeat("é", mdTextMax)+"…" {
 		t.Errorf("a long description is not cut: %d runes", len([]rune(got)))
+	}
+}
+
+// TestIndexJSONCap: index.json cut at its cap is valid JSON, under the
+// cap, and says how many rows it left out and why.
+func TestIndexJSONCap(t *testing.T) {
+	idx := Index{Note: indexNote, Truncated: map[string]string{"a": "stopped <here> & there"}}
+	for i := range 1000 {
+		idx.Skills = append(idx.Skills, SkillInfo{Origin: "a", URI: fmt.Sprintf("skill://s-%d/SKILL.md", i), Path: fmt.Sprintf("a/s-%d", i),
+			Name: "x", Description: strings.Repeat("<&>", 100), State: "available"})
+	}
+	full := renderIndexJSON(idx, 1<<30)
+	const max = 64 << 10
+	b := renderIndexJSON(idx, max)
+	if len(b) > max {
+		t.Fatalf("%d bytes, over the cap of %d", len(b), max)
+	}
+	var got struct {
+		Skills    []SkillInfo       `json:"skills"`
+		Cut       string            `json:"skills_truncated"`
+		Omitted   int               `json:"skills_omitted"`
+		Truncated map[string]string `json:"truncated"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("not valid JSON: %v\n%s", err, b)
+	}
+	if got.Omitted == 0 || got.Omitted+len(got.Skills) != 1000 || !strings.Contains(got.Cut, "capped") {
+		t.Errorf("kept %d, omitted %d (%q)", len(got.Skills), got.Omitted, got.Cut)
+	}
+	if got.Truncated["a"] != idx.Truncated["a"] || bytes.Contains(b, []byte(`\u003c`)) {
+		t.Errorf("truncated %q, or HTML escapes in %.200s", got.Truncated, b)
+	}
+	var whole Index
+	if err := json.Unmarshal(full, &whole); err != nil || len(whole.Skills) != 1000 || bytes.Contains(full, []byte("skills_truncated")) {
+		t.Errorf("uncut: %v, %d rows", err, len(whole.Skills))
 	}
 }

@@ -180,15 +180,17 @@ func skillLine(s SkillInfo) string {
 		notes = append(notes, "flags: "+strings.Join(fl, ", "))
 	}
 	if len(s.Collisions) > 0 {
-		// A few are enough to warn; index.json has them all.
+		// A few are enough to warn; index.json counts them all.
 		const shown = 3
 		cs := make([]string, 0, shown+1)
 		for i, p := range s.Collisions {
 			if i == shown {
-				cs = append(cs, fmt.Sprintf("%d more", len(s.Collisions)-shown))
 				break
 			}
 			cs = append(cs, mdCode(p))
+		}
+		if more := max(s.CollisionCount, len(s.Collisions)) - len(cs); more > 0 {
+			cs = append(cs, fmt.Sprintf("%d more", more))
 		}
 		notes = append(notes, "same name as "+strings.Join(cs, ", "))
 	}

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -16,14 +17,61 @@ import (
 
 // generated are the files under .skillfs: index.json, index.md,
 // status.json and servers/LABEL.md, rendered from every origin's state.
-// Each is rendered afresh on stat and kept, with its own time, for the
-// reads that follow.
+// Each is taken as a snapshot on stat and kept, with its own time, for the
+// reads that follow. index.json (and the Index the others are made from)
+// is rendered only when what it is made of changed (snapshotIndex); the
+// others are small (status.json) or bounded (the Markdown).
 type generated struct {
 	f     *Core
 	mu    sync.Mutex
 	cache map[string]rendering // by path
 	// control is the control socket's path (controlfile.go).
 	control atomic.Pointer[string]
+
+	// index is the last Index and its index.json, rendered once per change
+	// of what they are made of (indexKey) rather than on every stat.
+	indexMu sync.Mutex
+	index   *indexSnapshot
+}
+
+// indexSnapshot is an Index, its index.json, and what they were made of.
+type indexSnapshot struct {
+	key  []originKey
+	idx  Index
+	json []byte
+}
+
+// originKey is what one origin's rows of index.json are made of: its tree
+// (catalog, approvals, held-back skills) and the counts of changes of its
+// failed reads, content flags and verified files. Comparing keys is
+// O(origins), where rendering is O(skills).
+type originKey struct {
+	label                   string
+	t                       *tree
+	failures, flags, verify uint64
+}
+
+func (m *generated) indexKey() []originKey {
+	var key []originKey
+	for label, o := range m.f.all() {
+		key = append(key, originKey{label: label, t: o.cat.current(),
+			failures: o.rd.failures.gen.Load(), flags: o.rd.flags.gen.Load(), verify: o.rd.verifiedGen.Load()})
+	}
+	return key
+}
+
+// snapshotIndex returns the Index and index.json of the current state,
+// rendering them only when it changed since the last call.
+func (m *generated) snapshotIndex() *indexSnapshot {
+	m.indexMu.Lock()
+	defer m.indexMu.Unlock()
+	key := m.indexKey()
+	if m.index != nil && slices.Equal(m.index.key, key) {
+		return m.index
+	}
+	idx := m.buildIndex()
+	m.index = &indexSnapshot{key: key, idx: idx, json: renderIndexJSON(idx, MaxIndexJSONBytes)}
+	return m.index
 }
 
 // The generated files under .skillfs/.
@@ -77,7 +125,8 @@ func (m *generated) statMeta(p string) (Attr, error) {
 }
 
 // Generated files are snapshots. Stat (the kernel's lookup and getattr)
-// renders a fresh one; reads serve the last snapshot. The kernel asks for
+// takes a fresh one (index.json: the cached rendering unless something it
+// says changed); reads serve the last snapshot. The kernel asks for
 // the attributes before it reads (they are never cached), so a reader sees
 // the state of that moment, and the size it was told matches the bytes it
 // gets. A snapshot whose bytes did not change keeps its time, so that the
@@ -110,8 +159,13 @@ func (m *generated) snapshotMeta(p string) ([]byte, error) {
 	if m.cache == nil {
 		m.cache = map[string]rendering{}
 	}
+	old, had := m.cache[p]
+	if had && len(b) > 0 && len(old.b) == len(b) && &old.b[0] == &b[0] {
+		// The same snapshot (index.json between changes): nothing to hash.
+		return b, nil
+	}
 	r := rendering{b: b, sum: sha256.Sum256(b), mtime: f.now()}
-	if old, ok := m.cache[p]; ok && old.sum == r.sum {
+	if had && old.sum == r.sum {
 		r.mtime = old.mtime
 	}
 	m.cache[p] = r
@@ -135,7 +189,7 @@ func (m *generated) render(p string) ([]byte, error) {
 	f := m.f
 	switch strings.TrimPrefix(p, MetaDir+"/") {
 	case metaIndexJSON:
-		return marshal(f.Index())
+		return m.snapshotIndex().json, nil
 	case metaIndexMD:
 		return f.view().renderIndex(), nil
 	case metaStatus:
@@ -156,12 +210,101 @@ func (m *generated) render(p string) ([]byte, error) {
 	return nil, ErrNotExist
 }
 
+// marshal renders a generated JSON file. Nothing in it is HTML: '<', '>'
+// and '&' are written as themselves, not as six-byte escapes.
 func marshal(v any) ([]byte, error) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	if err := encodeJSON(&buf, v, ""); err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return buf.Bytes(), nil
+}
+
+// encodeJSON writes v indented by two spaces after prefix, without HTML
+// escaping, and a newline.
+func encodeJSON(w *bytes.Buffer, v any, prefix string) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(prefix, "  ")
+	return enc.Encode(v)
+}
+
+// MaxIndexJSONBytes bounds .skillfs/index.json. Rows that do not fit are
+// left out, in order, and the file says so in "skills_truncated" and
+// "skills_omitted"; it stays valid JSON. At about 1 KiB a row it holds
+// some 30,000 skills.
+const MaxIndexJSONBytes = 32 << 20
+
+// MaxCollisionExamples is how many other paths a row of index.json names
+// in name_collisions; name_collision_count says how many there are.
+const MaxCollisionExamples = 3
+
+// renderIndexJSON writes idx as index.json within max bytes: each row is
+// encoded once, and the rows that would pass the bound are only counted.
+func renderIndexJSON(idx Index, max int) []byte {
+	var rows bytes.Buffer
+	var row bytes.Buffer
+	// reserve leaves room for the note, the tail and the marker.
+	reserve := 4096 + len(idx.Note)
+	for _, v := range []map[string]string{idx.Truncated, idx.Withheld} {
+		for k, x := range v {
+			reserve += 2*(len(k)+len(x)) + 64
+		}
+	}
+	kept := 0
+	for i := range idx.Skills {
+		row.Reset()
+		if err := encodeJSON(&row, idx.Skills[i], "    "); err != nil {
+			continue
+		}
+		b := bytes.TrimSuffix(row.Bytes(), []byte("\n"))
+		if rows.Len()+len(b)+8+reserve > max {
+			break
+		}
+		if kept > 0 {
+			rows.WriteString(",\n")
+		}
+		rows.WriteString("    ")
+		rows.Write(b)
+		kept++
+	}
+	var out bytes.Buffer
+	out.Grow(rows.Len() + reserve)
+	out.WriteString("{\n  \"note\": ")
+	writeValue(&out, idx.Note)
+	out.WriteString(",\n  \"skills\": [")
+	if kept > 0 {
+		out.WriteString("\n")
+		out.Write(rows.Bytes())
+		out.WriteString("\n  ")
+	}
+	out.WriteString("]")
+	if omitted := len(idx.Skills) - kept; omitted > 0 {
+		out.WriteString(",\n  \"skills_truncated\": ")
+		writeValue(&out, fmt.Sprintf("index.json is capped at %d bytes: %d of %d skills are not listed here; `skillfs list LABEL` lists one server's", max, omitted, len(idx.Skills)))
+		fmt.Fprintf(&out, ",\n  \"skills_omitted\": %d", omitted)
+	}
+	for _, f := range []struct {
+		name string
+		v    map[string]string
+	}{{"truncated", idx.Truncated}, {"withheld", idx.Withheld}} {
+		if len(f.v) > 0 {
+			fmt.Fprintf(&out, ",\n  %q: ", f.name)
+			writeValue(&out, f.v)
+		}
+	}
+	out.WriteString("\n}\n")
+	return out.Bytes()
+}
+
+// writeValue writes v as a value of the top-level object.
+func writeValue(w *bytes.Buffer, v any) {
+	var b bytes.Buffer
+	if err := encodeJSON(&b, v, "  "); err != nil {
+		b.Reset()
+		b.WriteString("null")
+	}
+	w.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
 // SkillInfo is one row of index.json.
@@ -190,8 +333,11 @@ type SkillInfo struct {
 	// NestedIn is the enclosing skill's path: this skill's files are plain
 	// files of that one, and loading it as a skill needs its own approval.
 	NestedIn string `json:"nested_in,omitempty"`
-	// Collisions are the other skills, in any origin, with the same name.
-	Collisions []string `json:"name_collisions,omitempty"`
+	// Collisions are other skills, in any origin, with the same name: at
+	// most MaxCollisionExamples of them; CollisionCount is how many there
+	// are in all.
+	Collisions     []string `json:"name_collisions,omitempty"`
+	CollisionCount int      `json:"name_collision_count,omitempty"`
 	// Approval is the skill's approval state when its origin requires
 	// approval: "approved", "pending" (never approved), "changed" (the
 	// entry differs from the approved one), "refused" (dynamic); "" when
@@ -210,12 +356,19 @@ type Index struct {
 	// private listing on a mount shared with other users); their skills
 	// are not named here either.
 	Withheld map[string]string `json:"withheld,omitempty"`
+	// index.json's own cap (MaxIndexJSONBytes) adds "skills_truncated"
+	// (why) and "skills_omitted" (how many rows are left out) when it cuts
+	// the rows short.
 }
 
 const indexNote = "Skills served by MCP servers and verified by skillfs. Each is untrusted input from the origin named; a name is not an identity: refer to skills by path."
 
-// Index describes every skill of every origin, held or rejected.
-func (m *generated) Index() Index {
+// Index describes every skill of every origin, held or rejected. It is
+// the snapshot index.json is rendered from: callers must not change it.
+func (m *generated) Index() Index { return m.snapshotIndex().idx }
+
+// buildIndex works out the Index afresh.
+func (m *generated) buildIndex() Index {
 	f := m.f
 	idx := Index{Note: indexNote, Skills: []SkillInfo{}}
 	byName := map[string][]string{}
@@ -250,6 +403,9 @@ func (m *generated) Index() Index {
 			idx.Skills = append(idx.Skills, si)
 		}
 	}
+	// Each row names a few of the others of its name and counts them all:
+	// naming all of them would make the index grow as the square of the
+	// skills sharing a name.
 	for _, s := range idx.Skills {
 		if s.State != "rejected" && s.Name != "" {
 			byName[s.Name] = append(byName[s.Name], s.Path)
@@ -257,10 +413,17 @@ func (m *generated) Index() Index {
 	}
 	for i := range idx.Skills {
 		s := &idx.Skills[i]
-		if s.State == "rejected" {
+		if s.State == "rejected" || s.Name == "" {
 			continue
 		}
-		for _, p := range byName[s.Name] {
+		// same holds this row too: the others are one fewer. Only the
+		// first few are walked.
+		same := byName[s.Name]
+		s.CollisionCount = len(same) - 1
+		for _, p := range same {
+			if len(s.Collisions) == MaxCollisionExamples || len(s.Collisions) == s.CollisionCount {
+				break
+			}
 			if p != s.Path {
 				s.Collisions = append(s.Collisions, p)
 			}

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillfs/skillfs/config"
@@ -118,9 +119,17 @@ type reader struct {
 
 	retries throttle // skill uri → last staleness skills/get
 
+	// timedOut remembers, for timeoutMemory, the fetches that ran out of
+	// call_timeout, by flight key: the kernel re-issues a read whose
+	// readahead failed, and that retry must not wait call_timeout again.
+	timedOutMu sync.Mutex
+	timedOut   map[string]timedOutFetch
+
 	mu       sync.Mutex          // what reading taught:
 	lengths  map[string]int64    // digest → verified length, for entries without size
 	verified map[string]struct{} // fileVersion.key → passed every check in this run
+	// verifiedGen counts the additions to verified (see failureLog.gen).
+	verifiedGen atomic.Uint64
 }
 
 // A throttle lets something happen for a key at most once per interval.
@@ -207,7 +216,11 @@ func (rd *reader) obtain(ctx context.Context, n *node, have []byte) ([]byte, err
 	} else if !errors.Is(err, store.ErrNotFound) {
 		rd.log.Warn("store read failed", "op", "read", "path", n.path, "err", err)
 	}
-	return rd.flight.do(ctx, string(r.Digest)+"\x00"+n.path, func(fctx context.Context) ([]byte, error) {
+	key := string(r.Digest) + "\x00" + n.path
+	if err := rd.recentTimeout(key); err != nil {
+		return nil, &ReadError{Path: n.path, Reason: ReasonTimeout, Err: err}
+	}
+	b, err := rd.flight.do(ctx, key, func(fctx context.Context) ([]byte, error) {
 		// A fetch that finished just before this one started has kept the
 		// bytes already.
 		if b, ok := rd.store.Cached(r.Digest); ok {
@@ -220,8 +233,58 @@ func (rd *reader) obtain(ctx context.Context, n *node, have []byte) ([]byte, err
 			defer cancel()
 			defer context.AfterFunc(rd.life, cancel)()
 		}
-		return rd.fetch(fctx, n)
+		b, err := rd.fetch(fctx, n)
+		var re *ReadError
+		if errors.As(err, &re) && errors.Is(err, resolver.ErrTimeout) {
+			rd.noteTimeout(key, re.Err)
+		}
+		return b, err
 	})
+	return b, err
+}
+
+// timeoutMemory is how long a fetch that ran out of call_timeout is
+// remembered for its file: reads of the file within it fail at once with
+// the same error instead of asking the server again. It covers the
+// kernel's retry of a read whose readahead failed, so one read(2) waits
+// for call_timeout at most once (SEMANTICS.md).
+const timeoutMemory = 5 * time.Second
+
+type timedOutFetch struct {
+	at  time.Time
+	err error
+}
+
+// noteTimeout remembers a fetch that timed out.
+func (rd *reader) noteTimeout(key string, err error) {
+	rd.timedOutMu.Lock()
+	defer rd.timedOutMu.Unlock()
+	now := rd.now()
+	if rd.timedOut == nil {
+		rd.timedOut = map[string]timedOutFetch{}
+	}
+	for k, t := range rd.timedOut {
+		if now.Sub(t.at) >= timeoutMemory {
+			delete(rd.timedOut, k)
+		}
+	}
+	rd.timedOut[key] = timedOutFetch{at: now, err: err}
+}
+
+// recentTimeout returns the error of a fetch of key that timed out less
+// than timeoutMemory ago, or nil.
+func (rd *reader) recentTimeout(key string) error {
+	rd.timedOutMu.Lock()
+	defer rd.timedOutMu.Unlock()
+	t, ok := rd.timedOut[key]
+	if !ok {
+		return nil
+	}
+	if ago := rd.now().Sub(t.at); ago < timeoutMemory {
+		return fmt.Errorf("%w (%s ago; not asked again for %s)", t.err, ago.Round(time.Millisecond), timeoutMemory)
+	}
+	delete(rd.timedOut, key)
+	return nil
 }
 
 // fetch reads a file from the server within the origin's bounds and checks
@@ -324,7 +387,10 @@ func (rd *reader) noteLength(r skill.Resource, b []byte) {
 func (rd *reader) noteVerified(f *fileNode, flags []string) {
 	k := f.key
 	rd.mu.Lock()
-	rd.verified[k] = struct{}{}
+	if _, ok := rd.verified[k]; !ok {
+		rd.verified[k] = struct{}{}
+		rd.verifiedGen.Add(1)
+	}
 	rd.mu.Unlock()
 	if len(f.entryOf) > 0 && rd.flags.note(k, flags) {
 		rd.flags.saveSoon(rd.cat.current())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -132,7 +133,17 @@ func newFixture(t *testing.T, files map[string]string, edit func(*config.Origin)
 		}
 	})
 	writeFiles(t, f.dir, files)
-	srv, err := skillserver.New(f.dir, skillserver.Options{PollInterval: -1, AccessLog: f.access})
+	// A test that caps the listing's pages gets pages of one skill, so
+	// that the cap leaves skills unlisted (and within the other caps).
+	so := skillserver.Options{PollInterval: -1, AccessLog: f.access}
+	if edit != nil {
+		probe := config.Origin{Limits: config.DefaultLimits()}
+		edit(&probe)
+		if probe.Limits.MaxListPages < config.DefaultLimits().MaxListPages {
+			so.PageSize = 1
+		}
+	}
+	srv, err := skillserver.New(f.dir, so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,9 +382,10 @@ func TestSavedCatalogServesVerifiedBytesOffline(t *testing.T) {
 }
 
 func TestUnlistedSkillIsConfirmedWithSkillsGet(t *testing.T) {
-	// The listing is cut after one entry: the rest are unlisted, reachable
-	// through directory reads and confirmed with skills/get.
-	f := newFixture(t, baseFiles, func(o *config.Origin) { o.Limits.MaxListEntries = 1 })
+	// The listing is cut after one page of one entry: the rest are
+	// unlisted, reachable through directory reads and confirmed with
+	// skills/get.
+	f := newFixture(t, baseFiles, func(o *config.Origin) { o.Limits.MaxListPages = 1 })
 	f.allowWarn = true // the truncated listing is logged
 	if got := f.ls(t, "local"); !slices.Equal(got, []string{"alpha"}) {
 		t.Fatalf("ls local = %v, want only the listed skill", got)
@@ -403,7 +415,7 @@ func TestUnlistedSkillIsConfirmedWithSkillsGet(t *testing.T) {
 	if src != "get" {
 		t.Errorf("source of the confirmed skill = %q, want get", src)
 	}
-	if st := f.fs.Status().Origins[0]; !strings.Contains(st.Truncated, "max_list_entries") {
+	if st := f.fs.Status().Origins[0]; !strings.Contains(st.Truncated, "max_list_pages") {
 		t.Errorf("status truncated = %q", st.Truncated)
 	}
 }
@@ -442,5 +454,32 @@ func TestServerIndexFiles(t *testing.T) {
 	}
 	if _, err := f.fs.ReadDir(ctx, ".skillfs/index.md"); !errors.Is(err, vfs.ErrNotDir) {
 		t.Errorf("readdir of a generated file: %v, want ErrNotDir", err)
+	}
+}
+
+// TestConfirmedSkillsCountAgainstResourceCap: a skill confirmed with
+// skills/get counts its resources against max_list_resources with the
+// listed ones. alpha is listed (2 resources); delta (2) is held at a cap
+// of 4 and refused at 3, with the cap in status.json's truncated.
+func TestConfirmedSkillsCountAgainstResourceCap(t *testing.T) {
+	for _, tc := range []struct {
+		cap  int
+		held bool
+	}{{4, true}, {3, false}} {
+		t.Run(fmt.Sprint(tc.cap), func(t *testing.T) {
+			f := newFixture(t, baseFiles, func(o *config.Origin) { o.Limits.MaxListPages = 1; o.Limits.MaxListResources = tc.cap })
+			f.allowWarn = true // the truncated listing and the refusal are logged
+			_, err := f.fs.Stat(context.Background(), "local/team/delta/SKILL.md")
+			if held := err == nil; held != tc.held {
+				t.Fatalf("stat delta/SKILL.md under max_list_resources %d: %v, want held %v", tc.cap, err, tc.held)
+			}
+			st := f.fs.Status().Origins[0]
+			if tc.held && st.Skills != 2 {
+				t.Errorf("skills = %d, want 2", st.Skills)
+			}
+			if !tc.held && (!strings.Contains(st.Truncated, "max_list_resources") || st.Skills != 1) {
+				t.Errorf("status: skills %d, truncated %q; want 1 and the cap", st.Skills, st.Truncated)
+			}
+		})
 	}
 }

@@ -75,6 +75,17 @@ func (o *controlOptions) refs(c *control.Client, args []string) ([]control.Skill
 
 // remote gives a mount's answer the exit code it deserves: a request the
 // mount calls invalid is a usage error.
+// truncated warns, on stderr, of an answer the mount cut at its cap, and
+// lets the command print what it got; other errors pass through.
+func truncated(err error) error {
+	var te *control.TruncatedError
+	if errors.As(err, &te) {
+		fmt.Fprintf(os.Stderr, "skillfs: warning: %v\n", te)
+		return nil
+	}
+	return err
+}
+
 func remote(err error) error {
 	if errors.Is(err, control.ErrInvalid) {
 		return usageError(err)
@@ -205,7 +216,7 @@ func newListCommand() *cobra.Command {
 				label = args[0]
 			}
 			skills, err := c.Skills(ctx, label)
-			if err != nil {
+			if err := truncated(err); err != nil {
 				return remote(err)
 			}
 			if opts.json {
@@ -377,7 +388,7 @@ func newPendingCommand() *cobra.Command {
 		argsBetween(0, 0, "takes no arguments"), &opts,
 		func(ctx context.Context, c *control.Client, _ []string) error {
 			ps, err := c.Pending(ctx)
-			if err != nil {
+			if err := truncated(err); err != nil {
 				return remote(err)
 			}
 			if opts.json {

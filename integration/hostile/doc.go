@@ -102,6 +102,13 @@
 // per-skill limit (Heavy.Resources resources of Heavy.URILength-byte URIs,
 // Heavy.DescriptionLength-byte descriptions) and readable.
 //
+// Crowd modes (not in Modes(); see CrowdModes), Options.Crowd skills
+// besides the honest two: same-name-crowd lists skill://crowd-N/x, all
+// named x; escape-crowd lists skills whose folder segment and description
+// are made of '<', '>', '&' (sent unescaped) and control characters;
+// unlisted-crowd serves skill://walk/w-N through skills/get, directory
+// reads and resources/read, and never lists them.
+//
 // In the 2026-07-28 protocol list, directory-read and read results carry
 // ttlMs 0 and cacheScope Options.CacheScope ("private" by default).
 //

@@ -30,7 +30,9 @@ const (
 	EnvPageSize  = "SKILLFS_HOSTILE_PAGE_SIZE"
 	// EnvHeavy is Options.Heavy as "ENTRIES,RESOURCES,URI_LENGTH,DESCRIPTION_LENGTH"
 	// (0 for a default).
-	EnvHeavy      = "SKILLFS_HOSTILE_HEAVY"
+	EnvHeavy = "SKILLFS_HOSTILE_HEAVY"
+	// EnvCrowd is Options.Crowd, a count.
+	EnvCrowd      = "SKILLFS_HOSTILE_CROWD"
 	EnvCacheScope = "SKILLFS_HOSTILE_CACHE_SCOPE"
 	// EnvHTTP, when set, is the address to serve streamable HTTP on
 	// (127.0.0.1:0 for any free port) instead of stdio.
@@ -64,6 +66,9 @@ func (o Options) Environ() []string {
 	}
 	if h := o.Heavy; h != (Heavy{}) {
 		env = append(env, fmt.Sprintf("%s=%d,%d,%d,%d", EnvHeavy, h.Entries, h.Resources, h.URILength, h.DescriptionLength))
+	}
+	if o.Crowd > 0 {
+		env = append(env, EnvCrowd+"="+strconv.Itoa(o.Crowd))
 	}
 	return env
 }
@@ -116,6 +121,13 @@ func optionsFromEnv(getenv func(string) (string, bool)) (Options, string, error)
 			return o, "", fmt.Errorf("%s=%q: want ENTRIES,RESOURCES,URI_LENGTH,DESCRIPTION_LENGTH", EnvHeavy, v)
 		}
 		o.Heavy = h
+	}
+	if v, ok := getenv(EnvCrowd); ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return o, "", fmt.Errorf("%s=%q: want a count", EnvCrowd, v)
+		}
+		o.Crowd = n
 	}
 	addr, _ := getenv(EnvHTTP)
 	return o, addr, nil

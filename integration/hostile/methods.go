@@ -155,6 +155,10 @@ func (s *Server) listPage(cursor string) (json.RawMessage, string, error) {
 		var entries []json.RawMessage
 		ph := s.currentPhase()
 		for _, d := range s.skills[off:end] {
+			if d.fixture == ModeEscapeCrowd {
+				entries = append(entries, marshalRaw(d.entry(ph, false)))
+				continue
+			}
 			entries = append(entries, marshalEntry(d.entry(ph, false)))
 		}
 		if off == 0 && s.opts.Mode == ModeMalformedList {
@@ -208,6 +212,18 @@ func marshalEntry(e skill.Entry) json.RawMessage {
 		panic(fmt.Sprintf("hostile: marshal entry %s: %v", e.URI, err))
 	}
 	return b
+}
+
+// marshalRaw is marshalEntry without HTML escaping: '<', '>' and '&' are
+// one byte each on the wire (escape-crowd), as JSON allows.
+func marshalRaw(e skill.Entry) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		panic(fmt.Sprintf("hostile: marshal entry %s: %v", e.URI, err))
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // interleave puts a malformed entry before each honest one, so that a host

@@ -33,6 +33,9 @@ type Options struct {
 	Mode string
 	// Heavy shapes the pages of ModeHeavyList.
 	Heavy Heavy
+	// Crowd is the number of generated skills of the crowd modes
+	// (CrowdModes); 0 means DefaultCrowd.
+	Crowd int
 	// CacheScope is the cacheScope of skills/list, directory-read and
 	// resources/read results in the 2026-07-28 protocol: "" means
 	// "private" (a hostile server presumes the worst), "none" leaves it
@@ -75,10 +78,13 @@ type Server struct {
 	log  *slog.Logger
 	mcp  *mcp.Server
 
-	skills []*skillDef           // listing order: honest first, then fixtures
-	byURI  map[string]*skillDef  // SKILL.md URI → skill
-	files  map[string]*file      // every URI resources/read serves
-	dirs   map[string][]dirChild // directory URI → children, sorted
+	skills []*skillDef // listing order: honest first, then fixtures
+	// unlisted are served (skills/get, directory reads, resources/read)
+	// but never listed: unlisted-crowd.
+	unlisted []*skillDef
+	byURI    map[string]*skillDef  // SKILL.md URI → skill
+	files    map[string]*file      // every URI resources/read serves
+	dirs     map[string][]dirChild // directory URI → children, sorted
 
 	phase atomic.Pointer[string] // the state file's phase, as last read
 	dead  atomic.Bool
@@ -101,7 +107,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Exit == nil {
 		opts.Exit = os.Exit
 	}
-	if opts.Mode != "" && opts.Mode != ModeHeavyList && !slices.Contains(Modes(), opts.Mode) {
+	if opts.Mode != "" && opts.Mode != ModeHeavyList && !slices.Contains(Modes(), opts.Mode) && !slices.Contains(CrowdModes(), opts.Mode) {
 		return nil, fmt.Errorf("hostile: unknown mode %q (want one of %s)", opts.Mode, strings.Join(Modes(), ", "))
 	}
 	names := opts.Fixtures
@@ -131,6 +137,7 @@ func New(opts Options) (*Server, error) {
 			s.add(d)
 		}
 	}
+	s.addCrowd()
 	s.buildDirs()
 
 	caps := &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}}
@@ -164,7 +171,7 @@ func (s *Server) add(d *skillDef) {
 // Foreign children (escaping-children) come after the real ones.
 func (s *Server) buildDirs() {
 	known := map[dirChild]bool{}
-	for _, d := range s.skills {
+	for _, d := range append(slices.Clip(s.skills), s.unlisted...) {
 		for _, f := range d.files {
 			if !f.tree {
 				continue
