@@ -117,7 +117,7 @@ func New(opts Options) *Session {
 		opts:   opts,
 		cfg:    cfg,
 		limits: cfg.Limits,
-		log:    log.With("origin", cfg.Label),
+		log:    redactedLog(log).With("origin", cfg.Label),
 		entries: verify.EntryOptions{
 			Strict:      cfg.Strict,
 			MaxFileSize: cfg.Limits.MaxFileSize,
@@ -141,6 +141,7 @@ func (o *Session) Status() Status {
 	defer o.mu.Unlock()
 	s := o.status
 	s.BytesFetched = o.budget.used(o.now())
+	s.LastError = config.MaskURLs(s.LastError)
 	return s
 }
 

@@ -101,7 +101,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Exit == nil {
 		opts.Exit = os.Exit
 	}
-	if opts.Mode != "" && opts.Mode != ModeHeavyList && !slices.Contains(Modes(), opts.Mode) {
+	if opts.Mode != "" && opts.Mode != ModeHeavyList && !slices.Contains(Modes(), opts.Mode) && !slices.Contains(httpModes(), opts.Mode) {
 		return nil, fmt.Errorf("hostile: unknown mode %q (want one of %s)", opts.Mode, strings.Join(Modes(), ", "))
 	}
 	names := opts.Fixtures
@@ -261,6 +261,9 @@ func (s *Server) Handler() http.Handler {
 		s.logHeaders(r)
 		if s.opts.RedirectTo != "" {
 			s.redirect(w, r)
+			return
+		}
+		if s.httpFailure(w, r) {
 			return
 		}
 		if strings.HasPrefix(r.URL.Path, SSEPath) {
