@@ -5,6 +5,8 @@ package integration
 import (
 	"net"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +104,60 @@ func TestURLSecretsStayInConfig(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("status.json:\n%s", seen[".skillfs/status.json"])
+	}
+}
+
+// TestStdioServerOwnEnvironment: a stdio server is started with the base
+// environment, its own env and the variables its pass_env names, and
+// nothing else of the daemon's: not ACME_TOKEN, which the daemon holds for
+// another server's header (and does send there).
+func TestStdioServerOwnEnvironment(t *testing.T) {
+	t.Parallel()
+	const token = "acme-token-for-acme-only"
+	headerLog := filepath.Join(t.TempDir(), "headers.log")
+	environ := filepath.Join(t.TempDir(), "environ")
+	acme := hostileHTTP(t, hostile.Options{Fixtures: []string{}, HeaderLog: headerLog})
+	acme["headers"] = map[string]string{"Authorization": "Bearer ${ACME_TOKEN}"}
+	local := hostileStdio(t, hostile.Options{Fixtures: []string{}})
+	local["env"].(map[string]string)[hostile.EnvEnvironFile] = environ
+	local["env"].(map[string]string)["OWN_SETTING"] = "own-value"
+	cfg := writeConfig(t, map[string]any{"acme": acme, "local": local}, map[string]any{
+		"servers": map[string]any{"local": map[string]any{"pass_env": []string{"PASSED_ON"}}},
+	})
+	env := append(runtimeEnv(t), "ACME_TOKEN="+token, "PASSED_ON=passed-value", "NOT_PASSED=kept-back", "LC_MESSAGES=C")
+	m := startMountEnv(t, env, cfg)
+	for _, label := range []string{"acme", "local"} {
+		if st := readStatus(t, m)[label]; st.State != "connected" {
+			t.Fatalf("%s: state %q, last_error %q", label, st.State, st.LastError)
+		}
+	}
+	b, err := os.ReadFile(environ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, kv := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = v
+	}
+	for k, v := range got {
+		if strings.Contains(v, token) {
+			t.Errorf("the stdio server received the other server's token in %s", k)
+		}
+	}
+	for _, k := range []string{"ACME_TOKEN", "NOT_PASSED"} {
+		if _, ok := got[k]; ok {
+			t.Errorf("the stdio server received %s", k)
+		}
+	}
+	for k, want := range map[string]string{"OWN_SETTING": "own-value", "PASSED_ON": "passed-value", "LC_MESSAGES": "C", "PATH": os.Getenv("PATH")} {
+		if got[k] != want {
+			t.Errorf("the stdio server's %s is %q, want %q", k, got[k], want)
+		}
+	}
+	// The daemon did hold the token, for the server whose header names it.
+	hl, err := os.ReadFile(headerLog)
+	if err != nil || !strings.Contains(string(hl), strconv.Quote("Bearer "+token)) {
+		t.Errorf("acme's header log (%v) does not show its token:\n%s", err, hl)
 	}
 }

@@ -538,10 +538,9 @@ func (o *Session) transport() (mcp.Transport, error) {
 	case config.Stdio:
 		cmd := exec.Command(o.cfg.Command, o.cfg.Args...)
 		cmd.Dir = o.cfg.Cwd
-		cmd.Env = os.Environ()
-		for k, v := range o.cfg.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
+		// Not skillfs's whole environment: other servers' tokens live
+		// there.
+		cmd.Env = o.cfg.Environ(os.Environ())
 		return transport.Command(cmd, topts), nil
 	case config.HTTP:
 		// The SDK's own event cap would end the session; ours (in the

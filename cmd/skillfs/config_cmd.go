@@ -90,6 +90,9 @@ func runConfigCheck(out io.Writer, args []string) error {
 			for _, k := range sortedKeys(o.Env) {
 				fmt.Fprintf(tw, "\t\tenv %s=***\n", k)
 			}
+			if len(o.PassEnv) > 0 {
+				fmt.Fprintf(tw, "\t\tpass_env %s\n", strings.Join(o.PassEnv, " "))
+			}
 			if o.Cwd != "" {
 				fmt.Fprintf(tw, "\t\tcwd %s\n", shellJoin([]string{o.Cwd}))
 			}
