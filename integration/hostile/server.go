@@ -101,7 +101,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Exit == nil {
 		opts.Exit = os.Exit
 	}
-	if opts.Mode != "" && opts.Mode != ModeHeavyList && !slices.Contains(Modes(), opts.Mode) && !slices.Contains(httpModes(), opts.Mode) {
+	if opts.Mode != "" && opts.Mode != ModeHeavyList && !slices.Contains(Modes(), opts.Mode) && !slices.Contains(httpModes(), opts.Mode) && opts.Mode != ModeTerminalEscapes && opts.Mode != ModeRefuseInitialize {
 		return nil, fmt.Errorf("hostile: unknown mode %q (want one of %s)", opts.Mode, strings.Join(Modes(), ", "))
 	}
 	names := opts.Fixtures
@@ -131,6 +131,11 @@ func New(opts Options) (*Server, error) {
 			s.add(d)
 		}
 	}
+	if opts.Mode == ModeTerminalEscapes {
+		for _, d := range escapesSkills() {
+			s.add(d)
+		}
+	}
 	s.buildDirs()
 
 	caps := &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}}
@@ -147,7 +152,7 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.mcp.AddReceivingMiddleware(s.receive)
+	s.mcp.AddReceivingMiddleware(s.receive, s.refuseInitialize)
 	return s, nil
 }
 
