@@ -141,11 +141,19 @@ func redactAttr(a slog.Attr) slog.Attr {
 		}
 		return slog.Group(a.Key, out...)
 	case slog.KindAny:
+		// An error or a Stringer becomes its masked text, but only when
+		// masking changes it: the handler formats the others as ever.
+		var text string
 		switch x := v.Any().(type) {
 		case error:
-			return slog.String(a.Key, config.MaskURLs(x.Error()))
+			text = x.Error()
 		case fmt.Stringer:
-			return slog.String(a.Key, config.MaskURLs(x.String()))
+			text = x.String()
+		default:
+			return slog.Attr{Key: a.Key, Value: v}
+		}
+		if masked := config.MaskURLs(text); masked != text {
+			return slog.String(a.Key, masked)
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}
