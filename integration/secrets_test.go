@@ -17,8 +17,8 @@ import (
 // TestURLSecretsStayInConfig: a server URL's user info, query values and
 // fragment, and the user info and query of a URL a server redirects to,
 // appear in none of the files a model reads (status.json, index.md,
-// servers/LABEL.md, index.json), in `skillfs status` or in the daemon's
-// log, whether the server refuses the connection, answers 500, drops the
+// servers/LABEL.md, index.json), in `skillfs status`, on the ready line or
+// in the daemon's log, whether the server refuses the connection, answers 500, drops the
 // connection, or redirects (within its origin) to a URL that carries
 // secrets and then drops it. The errors still say what happened, with the
 // URL masked as `skillfs config check` masks it.
@@ -71,7 +71,7 @@ func TestURLSecretsStayInConfig(t *testing.T) {
 		t.Errorf("redirects: last_error %q; want the redirect's URL, masked", e)
 	}
 
-	seen := map[string]string{}
+	seen := map[string]string{"the ready line": m.Ready}
 	for _, p := range []string{"status.json", "index.md", "index.json"} {
 		b, err := os.ReadFile(m.Path(".skillfs", p))
 		if err != nil {
