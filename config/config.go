@@ -83,6 +83,10 @@ type Origin struct {
 	Args    []string
 	Env     map[string]string
 	Cwd     string
+	// PassEnv names variables of skillfs's own environment the server
+	// gets besides BaseEnv and Env (see Environ): pass_env of
+	// skillfs.defaults or skillfs.servers.LABEL. Stdio only.
+	PassEnv []string
 
 	// HTTP and SSE.
 	URL     string

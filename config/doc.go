@@ -108,6 +108,14 @@
 // or malformed envFile is an error naming the file and the line (never
 // its contents).
 //
+// A stdio server does not inherit skillfs's environment, which holds the
+// variables other servers' headers and URLs are expanded from (their
+// tokens). It gets the base set the MCP SDKs pass (HOME, LOGNAME, PATH,
+// SHELL, TERM, USER) plus TMPDIR, LANG and LC_*, each only if skillfs has
+// it; then the variables named by its pass_env (see the skillfs section);
+// then its env and envFile, which win over both. Anything else it needs,
+// set in env (`"env": {"X": "${X}"}`) or name in pass_env.
+//
 // A server's label (its key) becomes its directory under the mount, so it
 // must be 1–64 characters of A-Z a-z 0-9 . _ -, start with a letter or
 // digit, and not end with '.'; labels differing only in case are refused,
@@ -130,9 +138,10 @@
 //
 // # The skillfs section
 //
-// "skillfs" has "defaults" (strict, allow_dynamic, approval, limits) for
-// every origin, "servers", mapping a configured label (disabled ones
-// included) to its own strict, allow_dynamic, approval, pin and limits,
+// "skillfs" has "defaults" (strict, allow_dynamic, approval, pass_env,
+// limits) for every origin, "servers", mapping a configured label (disabled
+// ones included) to its own strict, allow_dynamic, approval, pin, pass_env
+// and limits,
 // and two keys of the mount's own: index_max_bytes and
 // index_available_skills. A label that
 // is not configured is an error listing the labels that are. Unknown keys
@@ -157,6 +166,15 @@
 //     origin's directory) and go with `skillfs cache rm LABEL`; any other
 //     value is an error, so a misspelt "required" never shows unapproved
 //     skills.
+//   - pass_env: names of variables of skillfs's own environment a stdio
+//     server gets besides the base set, its env and its envFile, such as
+//     ["SSH_AUTH_SOCK", "HTTPS_PROXY"]; one that skillfs does not have is
+//     left out. Names only (letters, digits and _, not starting with a
+//     digit); a server's list replaces the defaults' list. In
+//     skillfs.defaults it applies to stdio servers only; under the label of
+//     an http or sse server it is an error. It is not part of the origin
+//     identity (see ID): the values come from skillfs's environment, like
+//     PATH's. Default: none.
 //   - pin: skill URIs (ending in /SKILL.md, any scheme but file, http(s) and
 //     data) confirmed with skills/get at connect, for skills a listing
 //     leaves out.

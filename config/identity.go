@@ -29,6 +29,12 @@ const idIterations = 1 << 16
 // new command line, an env variable or a header alike. Rotating a
 // credential therefore costs one fresh fetch of what is read again.
 //
+// pass_env (Origin.PassEnv) is not covered: it names variables whose values
+// come from skillfs's own environment, like PATH and HOME, which no ID has
+// ever covered. Their names alone would bind nothing (the value can change
+// under the same name) and adding one, say SSH_AUTH_SOCK, would only cost
+// the server its cache and its approvals.
+//
 // Env values, headers, args and URLs carry secrets, and the ID is on disk
 // (the store's directory name) and in status.json. So the fingerprint is
 // PBKDF2-HMAC-SHA256 (2^16 iterations) over them, salted with the store's

@@ -13,8 +13,8 @@ import (
 
 var (
 	sectionKeys  = []string{"defaults", "servers", "index_max_bytes", "index_available_skills"}
-	defaultsKeys = []string{"strict", "allow_dynamic", "approval", "limits"}
-	serverKeys   = []string{"strict", "allow_dynamic", "approval", "pin", "limits"}
+	defaultsKeys = []string{"strict", "allow_dynamic", "approval", "pass_env", "limits"}
+	serverKeys   = []string{"strict", "allow_dynamic", "approval", "pin", "pass_env", "limits"}
 )
 
 // originOptions is one level of options; nil means not set at this level.
@@ -22,6 +22,7 @@ type originOptions struct {
 	strict, allowDynamic *bool
 	approval             *Approval
 	pin                  []string
+	passEnv              []string
 	limits               []func(*Limits)
 }
 
@@ -68,7 +69,14 @@ func (p *parser) options(section *value, cfg *Config, configured map[string]bool
 
 	for i := range cfg.Origins {
 		o := &cfg.Origins[i]
+		if perServer[o.Label].passEnv != nil && o.Kind != Stdio {
+			p.errs.add(sp.key("servers").key(o.Label).key("pass_env"), "remove it: only a server skillfs starts (\"command\") has an environment to pass variables to",
+				"server %s is reached by URL (%s), not started by skillfs", o.Label, o.Kind)
+		}
 		for _, lv := range []originOptions{defaults, perServer[o.Label]} {
+			if lv.passEnv != nil && o.Kind == Stdio {
+				o.PassEnv = append([]string(nil), lv.passEnv...)
+			}
 			if lv.strict != nil {
 				o.Strict = *lv.strict
 			}
@@ -146,6 +154,8 @@ func (p *parser) level(v *value, path keyPath, known []string) originOptions {
 			o.approval = p.approval(v.fields[k], kp)
 		case "pin":
 			o.pin = p.pins(v.fields[k], kp)
+		case "pass_env":
+			o.passEnv = p.passEnv(v.fields[k], kp)
 		case "limits":
 			o.limits = parseLimits(v.fields[k], kp, &p.errs)
 		}
@@ -202,6 +212,31 @@ func (p *parser) pins(v *value, path keyPath) []string {
 		}
 		if !seen[e.text] {
 			seen[e.text] = true
+			out = append(out, e.text)
+		}
+	}
+	return out
+}
+
+// passEnv reads a list of environment variable names.
+func (p *parser) passEnv(v *value, path keyPath) []string {
+	if v.isNull() {
+		return nil
+	}
+	const fix = `write a list of variable names, like ["SSH_AUTH_SOCK", "HTTPS_PROXY"]`
+	if v.kind != listValue {
+		p.errs.add(path, fix, "is %s, not a list", v.kind)
+		return nil
+	}
+	out := []string{}
+	for i, e := range v.list {
+		ip := path.index(i)
+		switch {
+		case e.kind != stringValue:
+			p.errs.add(ip, "write the variable's name as a string", "is %s, not a string", e.kind)
+		case !validVarName(e.text):
+			p.errs.add(ip, "write a variable's name (letters, digits and _, not starting with a digit), without $ or a value", "%q is not a variable name", e.text)
+		case !contains(out, e.text):
 			out = append(out, e.text)
 		}
 	}

@@ -197,9 +197,19 @@ func TestControlStatusListInspect(t *testing.T) {
 		t.Errorf("list nosuch: exit %d: %q", code, errOut)
 	}
 
+	// Through a pipe, SKILL.md's exact bytes; on a terminal (script(1)),
+	// the hidden characters made visible (see TestTerminalOutputIsInert).
 	out, errOut, code = ctl(t, env, "inspect", "--show", "local/hidden")
-	if code != 0 || !strings.Contains(out, "Read<U+200B> this<U+202E> carefully.") || strings.Contains(out, "\u200b") {
-		t.Errorf("inspect --show does not make the hidden characters visible: exit %d\n%s%s", code, out, errOut)
+	if code != 0 || !strings.Contains(out, "Read\u200b this\u202e carefully.") {
+		t.Errorf("inspect --show through a pipe does not write SKILL.md's bytes: exit %d\n%q%q", code, out, errOut)
+	}
+	if _, err := exec.LookPath("script"); err == nil {
+		cmd := exec.Command("script", "-qec", skillfsBin+" inspect --show local/hidden", "/dev/null")
+		cmd.Env = env
+		b, _ := cmd.CombinedOutput()
+		if tty := string(b); !strings.Contains(tty, "Read<U+200B> this<U+202E> carefully.") || strings.Contains(tty, "\u200b") {
+			t.Errorf("inspect --show on a terminal does not make the hidden characters visible: %q", tty)
+		}
 	}
 	if !strings.Contains(out, "SKILL.md  ") || !regexpLine(out, `^SKILL.md\s+\d+\s+sha256:[0-9a-f]{64}\s+yes\s`) {
 		t.Errorf("inspect does not show SKILL.md verified with its digest:\n%s", out)

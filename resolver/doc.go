@@ -23,5 +23,14 @@
 // ErrPrivate.
 //
 // go-sdk types stay inside this package; callers see skillfs's own types
-// and the error values in errors.go.
+// and the error values in errors.go. Nothing leaves a Session with a URL's
+// secrets in it: the errors its methods return, Status's LastError and
+// every line it (and package transport under it) logs have each URL's user
+// info, query values and fragment masked (config.MaskURLs), whoever wrote
+// the URL into the text — net/http quotes the request URL, a server may
+// redirect to any — while errors.Is and errors.As still see the original.
+//
+// A stdio server is started with config.Origin.Environ: a base set of
+// skillfs's environment, the variables its pass_env names and its own env,
+// not skillfs's whole environment.
 package resolver

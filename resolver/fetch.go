@@ -18,7 +18,8 @@ import (
 // unverified. The response is refused before it is decoded when it is
 // larger than the file's declared size allows (or the per-file cap, when
 // the size is unknown), and the bytes are charged to the origin's budget.
-func (o *Session) Fetch(ctx context.Context, r skill.Resource) ([]byte, error) {
+func (o *Session) Fetch(ctx context.Context, r skill.Resource) (_ []byte, err error) {
+	defer func() { err = redact(err) }()
 	cap := o.limits.MaxFileSize
 	if r.HasSize {
 		if r.Size > cap {

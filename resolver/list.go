@@ -431,7 +431,8 @@ func (o *Session) confirmPins(ctx context.Context, l *lister) {
 
 // GetSkill asks the server for one skill's current entry with skills/get
 // and checks it. The entry must describe the URI asked for.
-func (o *Session) GetSkill(ctx context.Context, uri string) (*verify.Skill, error) {
+func (o *Session) GetSkill(ctx context.Context, uri string) (_ *verify.Skill, err error) {
+	defer func() { err = redact(err) }()
 	want, err := verify.ParseURI(uri)
 	if err != nil {
 		return nil, err
@@ -473,7 +474,8 @@ type DirChild struct {
 // ReadDir lists a directory with resources/directory/read, within the
 // origin's caps. Children that are not direct, clean children of dir are
 // dropped and logged.
-func (o *Session) ReadDir(ctx context.Context, dir verify.URI) ([]DirChild, error) {
+func (o *Session) ReadDir(ctx context.Context, dir verify.URI) (_ []DirChild, err error) {
+	defer func() { err = redact(err) }()
 	if !o.DirectoryRead() {
 		return nil, ErrNoDirectoryRead
 	}

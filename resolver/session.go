@@ -117,7 +117,7 @@ func New(opts Options) *Session {
 		opts:   opts,
 		cfg:    cfg,
 		limits: cfg.Limits,
-		log:    log.With("origin", cfg.Label),
+		log:    redactedLog(log).With("origin", cfg.Label),
 		entries: verify.EntryOptions{
 			Strict:      cfg.Strict,
 			MaxFileSize: cfg.Limits.MaxFileSize,
@@ -141,6 +141,7 @@ func (o *Session) Status() Status {
 	defer o.mu.Unlock()
 	s := o.status
 	s.BytesFetched = o.budget.used(o.now())
+	s.LastError = config.MaskURLs(s.LastError)
 	return s
 }
 
@@ -537,10 +538,9 @@ func (o *Session) transport() (mcp.Transport, error) {
 	case config.Stdio:
 		cmd := exec.Command(o.cfg.Command, o.cfg.Args...)
 		cmd.Dir = o.cfg.Cwd
-		cmd.Env = os.Environ()
-		for k, v := range o.cfg.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
+		// Not skillfs's whole environment: other servers' tokens live
+		// there.
+		cmd.Env = o.cfg.Environ(os.Environ())
 		return transport.Command(cmd, topts), nil
 	case config.HTTP:
 		// The SDK's own event cap would end the session; ours (in the

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -91,11 +90,14 @@ func runConfigCheck(out io.Writer, args []string) error {
 			for _, k := range sortedKeys(o.Env) {
 				fmt.Fprintf(tw, "\t\tenv %s=***\n", k)
 			}
+			if len(o.PassEnv) > 0 {
+				fmt.Fprintf(tw, "\t\tpass_env %s\n", strings.Join(o.PassEnv, " "))
+			}
 			if o.Cwd != "" {
 				fmt.Fprintf(tw, "\t\tcwd %s\n", shellJoin([]string{o.Cwd}))
 			}
 		default:
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", o.Label, o.Kind, maskURL(o.URL))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", o.Label, o.Kind, config.MaskURL(o.URL))
 			for _, k := range sortedKeys(o.Headers) {
 				fmt.Fprintf(tw, "\t\theader %s: ***\n", k)
 			}
@@ -131,37 +133,4 @@ func shellJoin(words []string) string {
 		}
 	}
 	return strings.Join(out, " ")
-}
-
-// maskURL hides the parts of a URL that carry credentials: user info,
-// query values and the fragment. The config has validated the URL.
-func maskURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "***"
-	}
-	var b strings.Builder
-	b.WriteString(u.Scheme + "://")
-	if u.User != nil {
-		b.WriteString("***@")
-	}
-	b.WriteString(u.Host)
-	b.WriteString(u.EscapedPath())
-	if u.RawQuery != "" || u.ForceQuery {
-		b.WriteByte('?')
-		for i, kv := range strings.Split(u.RawQuery, "&") {
-			if i > 0 {
-				b.WriteByte('&')
-			}
-			k, _, hasValue := strings.Cut(kv, "=")
-			b.WriteString(k)
-			if hasValue {
-				b.WriteString("=***")
-			}
-		}
-	}
-	if u.Fragment != "" {
-		b.WriteString("#***")
-	}
-	return b.String()
 }

@@ -8,18 +8,6 @@ import (
 	"testing"
 )
 
-func TestMaskURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://mcp.example/mcp":                    "https://mcp.example/mcp",
-		"https://u:pw@mcp.example:8443/a/b?k=v&flag": "https://***@mcp.example:8443/a/b?k=***&flag",
-		"http://h/p?token=abc#frag":                  "http://h/p?token=***#***",
-	} {
-		if got := maskURL(in); got != want {
-			t.Errorf("maskURL(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestConfigCheck(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("CHECK_SECRET", "hunter2")

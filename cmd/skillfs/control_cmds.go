@@ -118,6 +118,22 @@ func cell(s string, max int) string {
 	return v
 }
 
+// inert renders text that may come from a server (an error, a reason) for
+// the terminal: every control or invisible character — escape sequences
+// (ESC, CSI, OSC), BEL, C1, carriage returns, tabs, bidi overrides and
+// other format characters (verify.Hidden) — in the <U+XXXX> notation and
+// bytes that are not UTF-8 as <0xNN>, so that nothing it holds can move
+// the cursor, rewrite the screen or the title, or reorder what is shown.
+// Newlines stay: a message of several lines keeps them.
+func inert(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\n') || c >= 0x7f {
+			return strings.ReplaceAll(control.Visible([]byte(s)), "\t", "<U+0009>")
+		}
+	}
+	return s
+}
+
 func list(ss []string) string {
 	if len(ss) == 0 {
 		return "-"
@@ -255,6 +271,9 @@ var flagReasons = map[string]string{
 type inspectOutput struct {
 	control.Inspection
 	SkillMD *string `json:"skill_md,omitempty"`
+	// exact: SkillMD is the file's bytes as they are, not made visible
+	// (stdout is not a terminal).
+	exact bool
 }
 
 func newInspectCommand() *cobra.Command {
@@ -263,9 +282,11 @@ func newInspectCommand() *cobra.Command {
 	cmd := controlCommand("inspect [--show] PATH | --origin LABEL URI", "Describe one skill: entry, files with digests, flags, approval",
 		`Inspect describes one skill of a running mount, named by its mount-relative
 path (acme/billing/refunds) or by --origin LABEL and its SKILL.md URI.
---show also prints SKILL.md, verified, with every invisible or control
-character written as <U+XXXX> (and bytes that are not UTF-8 as <0xNN>), so
-that you read all of what an agent would.
+--show also prints SKILL.md, verified. On a terminal every invisible or
+control character is written as <U+XXXX> (and bytes that are not UTF-8 as
+<0xNN>), so that you read all of what an agent would and nothing in it acts
+on the terminal; through a pipe or into a file SKILL.md is written as its
+exact bytes (--json keeps the <U+XXXX> form).
 
 `+findHelp,
 		argsBetween(1, 1, "needs one skill PATH (or --origin LABEL URI)"), &opts,
@@ -276,25 +297,32 @@ that you read all of what an agent would.
 			}
 			// SKILL.md first, so that the files table says it is verified.
 			var md *string
+			exact := false
 			if show {
 				b, err := c.ShowSkillMD(ctx, refs[0])
 				if err != nil {
 					return remote(err)
 				}
+				// On a terminal every invisible or control character is
+				// shown, and none acts; elsewhere (a pipe, a file) the
+				// bytes are the file's own.
 				v := control.Visible(b)
+				if f, ok := opts.out.(*os.File); ok && !opts.json && !isTerminal(f) {
+					v, exact = string(b), true
+				}
 				md = &v
 			}
 			ins, err := c.Inspect(ctx, refs[0])
 			if err != nil {
 				return remote(err)
 			}
-			out := inspectOutput{Inspection: ins, SkillMD: md}
+			out := inspectOutput{Inspection: ins, SkillMD: md, exact: exact}
 			if opts.json {
 				return opts.printJSON(out)
 			}
 			return printInspection(opts.out, out)
 		})
-	cmd.Flags().BoolVar(&show, "show", false, "also print SKILL.md (verified), invisible characters made visible")
+	cmd.Flags().BoolVar(&show, "show", false, "also print SKILL.md (verified): invisible characters made visible on a terminal, its exact bytes otherwise")
 	cmd.Flags().StringVar(&opts.origin, "origin", "", "the argument is a URI of this server (`LABEL`)")
 	return cmd
 }
@@ -318,9 +346,9 @@ func printInspection(w io.Writer, in inspectOutput) error {
 	fmt.Fprintf(tw, "approval\t%s\n", approvalLine(in.Approval))
 	tw.Flush()
 	if a := in.Approval; a != nil && a.Bound != nil {
-		fmt.Fprintf(w, "bound to  origin %s (fingerprint %s), %s, %d files:\n", a.Bound.Origin, a.Bound.Fingerprint, cell(a.Bound.URI, 0), len(a.Bound.Resources))
+		fmt.Fprintf(w, "bound to  origin %s (fingerprint %s), %s, %d files:\n", cell(a.Bound.Origin, 0), cell(a.Bound.Fingerprint, 0), cell(a.Bound.URI, 0), len(a.Bound.Resources))
 		for _, r := range a.Bound.Resources {
-			fmt.Fprintf(w, "  %s %s\n", r.Digest, cell(r.URI, 0))
+			fmt.Fprintf(w, "  %s %s\n", cell(string(r.Digest), 0), cell(r.URI, 0))
 		}
 	}
 	if len(s.Flags) > 0 {
@@ -354,7 +382,11 @@ func printInspection(w io.Writer, in inspectOutput) error {
 		fmt.Fprintf(w, "\nentry (as the server sent it):\n%s\n", control.Visible([]byte(pretty.String())))
 	}
 	if in.SkillMD != nil {
-		fmt.Fprintf(w, "\n----- SKILL.md (verified; <U+XXXX> is an invisible or control character) -----\n%s", *in.SkillMD)
+		note := "verified; <U+XXXX> is an invisible or control character"
+		if in.exact {
+			note = "verified; its exact bytes"
+		}
+		fmt.Fprintf(w, "\n----- SKILL.md (%s) -----\n%s", note, *in.SkillMD)
 		if !strings.HasSuffix(*in.SkillMD, "\n") {
 			fmt.Fprintln(w)
 		}

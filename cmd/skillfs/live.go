@@ -91,7 +91,8 @@ const maxReason = 120
 const gaveUpNote = " (failed to start "
 
 // shortReason is a server's last error fit for one line: its first line,
-// without the supervisor's wrapping, cut at maxReason characters.
+// without the supervisor's wrapping, control and invisible characters
+// made visible (inert), cut at maxReason characters.
 func shortReason(lastError string) string {
 	r, _, _ := strings.Cut(lastError, "\n")
 	for _, p := range []string{"session: ", "could not start a session: ", "connect: "} {
@@ -101,6 +102,8 @@ func shortReason(lastError string) string {
 	if r == "" {
 		return "no reason given"
 	}
+	// The reason is a server's words: it is printed inert.
+	r = inert(r)
 	if rs := []rune(r); len(rs) > maxReason {
 		r = string(rs[:maxReason-1]) + "…"
 	}

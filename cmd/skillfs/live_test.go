@@ -85,3 +85,19 @@ func TestRequireAll(t *testing.T) {
 		t.Errorf("requireAll:\n got %s\nwant %s", err, want)
 	}
 }
+
+func TestInert(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text, two\nlines":           "plain text, two\nlines",
+		"\x1b[31mred\a\x1b]0;t\a":          "<U+001B>[31mred<U+0007><U+001B>]0;t<U+0007>",
+		"c1 \u009b2J bidi \u202Eevil\tx\r": "c1 <U+009B>2J bidi <U+202E>evil<U+0009>x<U+000D>",
+		"raw \x9b byte, é kept":            "raw <0x9B> byte, é kept",
+	} {
+		if got := inert(in); got != want {
+			t.Errorf("inert(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := shortReason("connect: \x1b[2Kfake\nsecond line"); got != "<U+001B>[2Kfake" {
+		t.Errorf("shortReason = %q", got)
+	}
+}

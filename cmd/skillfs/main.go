@@ -18,7 +18,9 @@ func main() {
 	err := newRootCommand().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "skillfs: %v\n", err)
+		// Errors carry what servers said (a reason, a message): nothing
+		// of it may act on the terminal.
+		fmt.Fprintf(os.Stderr, "skillfs: %s\n", inert(err.Error()))
 	}
 	os.Exit(exitCode(err))
 }

@@ -101,6 +101,13 @@
 // endless pages of Heavy.Entries heavy-N skills, each inside every
 // per-skill limit (Heavy.Resources resources of Heavy.URILength-byte URIs,
 // Heavy.DescriptionLength-byte descriptions) and readable.
+// Not in Modes() either: http-500, http-close and redirect-secret
+// (httpfail.go: HTTP requests answered 500, dropped, or redirected within
+// the origin to a URL carrying RedirectUser, RedirectPass and
+// RedirectToken); terminal-escapes and refuse-initialize (escapes.go:
+// TerminalEscapes in a SKILL.md, a description, read and skills/get
+// errors, or the initialize refusal). EnvEnvironFile makes Main write its
+// environment to a file.
 //
 // Crowd modes (not in Modes(); see CrowdModes), Options.Crowd skills
 // besides the honest two: same-name-crowd lists skill://crowd-N/x, all

@@ -40,6 +40,10 @@ const (
 	// EnvRedirectTo and EnvHeaderLog are Options.RedirectTo and HeaderLog.
 	EnvRedirectTo = "SKILLFS_HOSTILE_REDIRECT_TO"
 	EnvHeaderLog  = "SKILLFS_HOSTILE_HEADER_LOG"
+	// EnvEnvironFile, when set, names a file Main writes its process's
+	// whole environment to (one VAR=value a line) before serving: what the
+	// client that started it passed.
+	EnvEnvironFile = "SKILLFS_HOSTILE_ENVIRON_FILE"
 )
 
 // Exit statuses of Main, besides ExitDied.
@@ -144,6 +148,12 @@ func Main() int {
 		return exitUsage
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if name := os.Getenv(EnvEnvironFile); name != "" {
+		if err := os.WriteFile(name, []byte(strings.Join(os.Environ(), "\n")+"\n"), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, "hostile:", err)
+			return exitError
+		}
+	}
 	s, err := New(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

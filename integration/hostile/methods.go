@@ -277,6 +277,9 @@ func (s *Server) getSkill(_ context.Context, _ *mcp.ServerSession, p *getParams)
 		d = s.generatedFor(p.URI)
 	}
 	if d == nil || d.uri != p.URI {
+		if s.opts.Mode == ModeTerminalEscapes {
+			return nil, escapesError()
+		}
 		return nil, invalidParams(p.URI, "%s is not the SKILL.md of a skill this server serves", p.URI)
 	}
 	res := &getResult{}
@@ -436,6 +439,8 @@ func (s *Server) readResource(ctx context.Context, p *mcp.ReadResourceParams) (m
 		case <-stopped(ctx):
 			return nil, errStopped
 		}
+	case ErrorEscapes:
+		return nil, escapesError()
 	case Hang:
 		select {
 		case <-ctx.Done():

@@ -107,7 +107,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Exit == nil {
 		opts.Exit = os.Exit
 	}
-	if opts.Mode != "" && opts.Mode != ModeHeavyList && !slices.Contains(Modes(), opts.Mode) && !slices.Contains(CrowdModes(), opts.Mode) {
+	if opts.Mode != "" && opts.Mode != ModeHeavyList && !slices.Contains(Modes(), opts.Mode) && !slices.Contains(CrowdModes(), opts.Mode) &&
+		!slices.Contains(httpModes(), opts.Mode) && opts.Mode != ModeTerminalEscapes && opts.Mode != ModeRefuseInitialize {
 		return nil, fmt.Errorf("hostile: unknown mode %q (want one of %s)", opts.Mode, strings.Join(Modes(), ", "))
 	}
 	names := opts.Fixtures
@@ -138,6 +139,11 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s.addCrowd()
+	if opts.Mode == ModeTerminalEscapes {
+		for _, d := range escapesSkills() {
+			s.add(d)
+		}
+	}
 	s.buildDirs()
 
 	caps := &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}}
@@ -154,7 +160,7 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.mcp.AddReceivingMiddleware(s.receive)
+	s.mcp.AddReceivingMiddleware(s.receive, s.refuseInitialize)
 	return s, nil
 }
 
@@ -268,6 +274,9 @@ func (s *Server) Handler() http.Handler {
 		s.logHeaders(r)
 		if s.opts.RedirectTo != "" {
 			s.redirect(w, r)
+			return
+		}
+		if s.httpFailure(w, r) {
 			return
 		}
 		if strings.HasPrefix(r.URL.Path, SSEPath) {
