@@ -317,8 +317,14 @@ func TestStartRefusesConfigInputsThatAreNotRegularFiles(t *testing.T) {
 		{withEnvFile("/dev/zero"), []string{"mcpServers.s.envFile: /dev/zero: is a character device, not a regular file", "point envFile at a regular file of KEY=VALUE lines"}},
 		{withEnvFile(over), []string{"mcpServers.s.envFile: " + over + ": is larger than 1 MiB, the most skillfs reads"}},
 	} {
+		mnt := filepath.Join(t.TempDir(), "mnt")
+		t.Cleanup(func() { // a daemon that mounted instead of refusing was killed
+			if isMounted(mnt) {
+				syscall.Unmount(mnt, syscall.MNT_DETACH)
+			}
+		})
 		for _, args := range [][]string{
-			{"mount", "--config", tc.config, "--cache-dir", t.TempDir(), filepath.Join(t.TempDir(), "mnt")},
+			{"mount", "--config", tc.config, "--cache-dir", t.TempDir(), mnt},
 			{"config", "check", tc.config},
 		} {
 			out, errOut, code := ctl(t, env, args...)
