@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"net/url"
@@ -13,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Kind is how skillfs reaches a server.
@@ -171,26 +171,23 @@ func DefaultPath() (string, error) {
 // process environment. A missing file is an *Error wrapping fs.ErrNotExist,
 // so that the caller can fall back to the built-in demo.
 func Load(path string) (*Config, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &Error{File: path, Problem: "no such file", Fix: "create it (see `skillfs mount --help` for its shape) or pass --config FILE", Err: err}
+	deadline := time.Now().Add(ReadTimeout)
+	data, ierr := readInput(path, MaxConfigSize, deadline)
+	if ierr != nil {
+		fix := ierr.fix
+		switch {
+		case errors.Is(ierr, fs.ErrNotExist):
+			fix = "create it (see `skillfs mount --help` for its shape) or pass --config FILE"
+		case fix == "":
+			fix = "pass the config file itself, a regular file, with --config FILE"
 		}
-		return nil, &Error{File: path, Problem: fmt.Sprintf("cannot open it: %v", unwrapPath(err)), Fix: "make it readable by the user skillfs runs as", Err: err}
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return nil, &Error{File: path, Problem: "is not a regular file", Fix: "pass the config file itself with --config FILE"}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, &Error{File: path, Problem: fmt.Sprintf("cannot read it: %v", unwrapPath(err)), Fix: "check the file and its disk", Err: err}
+		return nil, &Error{File: path, Problem: ierr.problem, Fix: fix, Err: ierr.err}
 	}
 	base := filepath.Dir(path)
 	if abs, err := filepath.Abs(base); err == nil {
 		base = abs
 	}
-	return parse(data, path, base, os.LookupEnv)
+	return parse(data, path, base, os.LookupEnv, deadline)
 }
 
 // unwrapPath drops the *PathError wrapping, whose path the message already
@@ -208,10 +205,11 @@ func unwrapPath(err error) error {
 // YAML, anything else: JSON, then YAML) and anchors a relative cwd. getenv
 // looks up ${VAR}; nil means the process environment.
 func Parse(data []byte, path string, getenv func(string) (string, bool)) (*Config, error) {
-	return parse(data, path, filepath.Dir(path), getenv)
+	return parse(data, path, filepath.Dir(path), getenv, time.Now().Add(ReadTimeout))
 }
 
-func parse(data []byte, path, baseDir string, getenv func(string) (string, bool)) (*Config, error) {
+// parse parses data; the envFiles it names are read by deadline.
+func parse(data []byte, path, baseDir string, getenv func(string) (string, bool), deadline time.Time) (*Config, error) {
 	if getenv == nil {
 		getenv = os.LookupEnv
 	}
@@ -234,7 +232,7 @@ func parse(data []byte, path, baseDir string, getenv func(string) (string, bool)
 		}
 		return nil, err
 	}
-	p := &parser{file: path, baseDir: baseDir, getenv: getenv, errs: errorList{file: file}}
+	p := &parser{file: path, baseDir: baseDir, getenv: getenv, deadline: deadline, errs: errorList{file: file}}
 	cfg := p.config(root)
 	if err := p.errs.err(); err != nil {
 		return nil, err
@@ -269,7 +267,10 @@ type parser struct {
 	file    string
 	baseDir string
 	getenv  func(string) (string, bool)
-	errs    errorList
+	// deadline is when reading envFiles gives up (ReadTimeout after Load
+	// began).
+	deadline time.Time
+	errs     errorList
 }
 
 // rawServer is one entry of mcpServers or servers, before parsing.
@@ -504,9 +505,6 @@ var IgnoredServerKeys = []string{
 	"version",       // VS Code
 }
 
-// maxEnvFileSize bounds an envFile as maxFileSize bounds the config.
-const maxEnvFileSize = maxFileSize
-
 // envFile reads the entry's envFile (KEY=VALUE lines, as Cursor and VS
 // Code take them). Its path has ${…} expanded and is relative to the
 // config file's folder. Problems name the file and the line, never a
@@ -529,19 +527,17 @@ func (p *parser) envFile(v *value, path keyPath) map[string]string {
 	if !filepath.IsAbs(name) && p.baseDir != "" {
 		name = filepath.Join(p.baseDir, name)
 	}
-	f, err := os.Open(name)
-	if err != nil {
-		p.errs.add(kp, "create it, correct the path (relative paths start at the config file's folder), or remove envFile", "cannot read %s: %v", name, unwrapPath(err))
-		return nil
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxEnvFileSize+1))
-	switch {
-	case err != nil:
-		p.errs.add(kp, "check the file", "cannot read %s: %v", name, unwrapPath(err))
-		return nil
-	case len(data) > maxEnvFileSize:
-		p.errs.add(kp, "name a file of KEY=VALUE lines", "%s is larger than %d MiB", name, maxEnvFileSize>>20)
+	data, ierr := readInput(name, MaxEnvFileSize, p.deadline)
+	if ierr != nil {
+		problem, fix := name+": "+ierr.problem, ierr.fix
+		switch {
+		case errors.Is(ierr, fs.ErrNotExist):
+			problem = fmt.Sprintf("cannot read %s: %v", name, unwrapPath(ierr.err))
+			fix = "create it, correct the path (relative paths start at the config file's folder), or remove envFile"
+		case fix == "":
+			fix = "point envFile at a regular file of KEY=VALUE lines"
+		}
+		p.errs.add(kp, fix, "%s", problem)
 		return nil
 	}
 	env, line, problem := parseEnvFile(data)

@@ -116,6 +116,12 @@
 // then its env and envFile, which win over both. Anything else it needs,
 // set in env (`"env": {"X": "${X}"}`) or name in pass_env.
 //
+// The config file and every envFile are read only from regular files
+// (symlinks are followed; a FIFO, device, socket or directory is refused),
+// of at most MaxConfigSize (4 MiB) and MaxEnvFileSize (1 MiB) bytes, and
+// within ReadTimeout (10 s) for a Load and its envFiles together, so that
+// no input can hold a reload (see input.go).
+//
 // A server's label (its key) becomes its directory under the mount, so it
 // must be 1–64 characters of A-Z a-z 0-9 . _ -, start with a letter or
 // digit, and not end with '.'; labels differing only in case are refused,

@@ -464,6 +464,7 @@ func (h *handler) status() StatusReport {
 		Version:    st.Version,
 		Servers:    []ServerStatus{},
 		Cache:      st.Cache,
+		Reload:     st.Reload,
 	}
 	for _, o := range st.Origins {
 		rep.Servers = append(rep.Servers, ServerStatus{OriginStatus: o, Available: avail[o.Label], Pending: pending[o.Label], Failed: failed[o.Label]})

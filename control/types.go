@@ -33,6 +33,8 @@ type StatusReport struct {
 	Version    string          `json:"version"`
 	Servers    []ServerStatus  `json:"servers"`
 	Cache      vfs.CacheStatus `json:"cache"`
+	// Reload is set while the last reload of the config failed.
+	Reload *vfs.ReloadStatus `json:"reload,omitempty"`
 }
 
 // ServerStatus is one server in a StatusReport: status.json's row plus the

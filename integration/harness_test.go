@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/skillfs/skillfs/internal/testkit"
 )
 
 // skillfsBin is the binary under test, built once by TestMain.
@@ -30,6 +32,14 @@ var skillfsBin string
 func TestMain(m *testing.M) {
 	if hostileMain() {
 		return
+	}
+	// The tests, the daemons and the servers they start never see the
+	// user's HOME or XDG directories: a mount of the user's own, or a
+	// config with a ${VAR} unset here, must not change a result.
+	cleanup, err := testkit.Isolate()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	flag.Parse()
 	if !flagGiven("test.parallel") {
@@ -41,6 +51,7 @@ func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "skillfs-integration-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		cleanup()
 		os.Exit(1)
 	}
 	skillfsBin = filepath.Join(dir, "skillfs")
@@ -49,10 +60,12 @@ func TestMain(m *testing.M) {
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building skillfs:", err)
+		cleanup()
 		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 

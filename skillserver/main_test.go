@@ -14,13 +14,21 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillfs/skillfs/internal/testkit"
 )
 
 // skillfsBin is the skillfs binary built once for this test run.
 var skillfsBin string
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
+	cleanup, err := testkit.Isolate() // never the user's HOME or XDG directories
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := runTests(m)
+	cleanup()
+	os.Exit(code)
 }
 
 func runTests(m *testing.M) int {

@@ -61,6 +61,12 @@ type Core struct {
 	// runCtx is Start's context, for origins a reload adds later.
 	runCtx   context.Context
 	reloadMu sync.Mutex
+	// stopped is set by Stop: a reload still under way stops what it
+	// started instead of serving it (reload.go).
+	stopped atomic.Bool
+	// reload is the last reload's failure, nil once one succeeds
+	// (NoteReload).
+	reload atomic.Pointer[ReloadStatus]
 
 	feed
 	// readied wakes Ready when an origin becomes ready.
@@ -142,6 +148,7 @@ func (f *Core) Start(ctx context.Context) {
 // server (ReasonStopped), so that an unmount need not wait for a stalled
 // server's call timeout. Bytes already held are still served.
 func (f *Core) Stop() {
+	f.stopped.Store(true)
 	for _, o := range f.all() {
 		if o.stop != nil {
 			o.stop()

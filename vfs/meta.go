@@ -571,6 +571,9 @@ type Status struct {
 	StartedAt time.Time      `json:"started_at"`
 	Origins   []OriginStatus `json:"origins"`
 	Cache     CacheStatus    `json:"cache"`
+	// Reload is set while the last reload of the config (SIGHUP) failed:
+	// the mount serves the servers it had.
+	Reload *ReloadStatus `json:"reload,omitempty"`
 }
 
 // CacheStatus is the store's counters: how reads were served.
@@ -587,7 +590,8 @@ func (m *generated) Status() Status {
 	f := m.f
 	ss := f.opts.Store.Stats()
 	st := Status{Version: f.opts.Version, StartedAt: f.started, Origins: []OriginStatus{},
-		Cache: CacheStatus{MemoryBytes: ss.MemoryBytes, MemoryHits: ss.MemoryHits, DiskLoads: ss.DiskLoads, Discards: ss.Discards, PendingWrites: ss.PendingWrites}}
+		Cache:  CacheStatus{MemoryBytes: ss.MemoryBytes, MemoryHits: ss.MemoryHits, DiskLoads: ss.DiskLoads, Discards: ss.Discards, PendingWrites: ss.PendingWrites},
+		Reload: f.reload.Load()}
 	for label, o := range f.all() {
 		rs := o.res.Status()
 		t := o.cat.current()

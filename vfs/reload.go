@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -42,6 +43,25 @@ func (r Reload) String() string {
 	return s
 }
 
+var errStopping = errors.New("apply: the mount is stopping")
+
+// A ReloadStatus is status.json's "reload": the last reload failed, and
+// why. It is absent once a reload succeeds.
+type ReloadStatus struct {
+	At    time.Time `json:"at"`
+	Error string    `json:"error"`
+}
+
+// NoteReload records how a reload of the config ended: err nil clears a
+// failure shown in status.json, any other is shown there until then.
+func (f *Core) NoteReload(err error) {
+	if err == nil {
+		f.reload.Store(nil)
+		return
+	}
+	f.reload.Store(&ReloadStatus{At: f.now(), Error: err.Error()})
+}
+
 // stopWait bounds how long Apply waits for a stopped origin's supervisor:
 // its calls end with its context, so this is only a guard.
 const stopWait = 10 * time.Second
@@ -59,6 +79,9 @@ func (f *Core) Apply(cfg *config.Config) (Reload, error) {
 	defer f.reloadMu.Unlock()
 	if f.runCtx == nil {
 		return Reload{}, fmt.Errorf("apply: the mount has not started")
+	}
+	if f.stopped.Load() {
+		return Reload{}, errStopping
 	}
 	old := f.set.Load()
 	next := &branchSet{byLabel: map[string]*branch{}}
@@ -124,6 +147,15 @@ func (f *Core) Apply(cfg *config.Config) (Reload, error) {
 	f.set.Store(next)
 	for _, o := range start {
 		f.launch(o)
+	}
+	if f.stopped.Load() {
+		// Stop ran meanwhile and may have missed the origins started here
+		// (it stops those of the set it saw): stop them, and keep the
+		// set, which no longer serves anything new.
+		for _, o := range start {
+			o.stop()
+		}
+		return Reload{}, errStopping
 	}
 	// The kernel forgets the names it held for every origin that went,
 	// came or changed, and lists the root again.

@@ -204,7 +204,11 @@ func newStatusCommand() *cobra.Command {
 func printStatus(w io.Writer, st control.StatusReport) error {
 	fmt.Fprintf(w, "mount    %s (pid %d, up %s)\n", st.Mount.Path, st.Mount.PID, st.Uptime)
 	fmt.Fprintf(w, "cache    %s (%s)\n", st.Mount.CacheDir, humanBytes(st.CacheBytes))
-	fmt.Fprintf(w, "version  %s\n\n", st.Version)
+	fmt.Fprintf(w, "version  %s\n", st.Version)
+	if r := st.Reload; r != nil {
+		fmt.Fprintf(w, "reload   FAILED %s ago, serving the servers as they were: %s\n", time.Since(r.At).Round(time.Second), cell(r.Error, 0))
+	}
+	fmt.Fprintln(w)
 	tw := newTable(w)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tPROTOCOL\tAVAILABLE\tPENDING\tFAILED\tREJECTED\tFETCHED/BUDGET\tLAST ERROR")
 	for _, s := range st.Servers {

@@ -44,10 +44,19 @@ const statusEvery = 5 * time.Second
 // serve runs the mount until a signal or an unmount from outside: SIGHUP
 // re-reads the config and lists every server again, SIGUSR1 writes the
 // heap profile.
+//
+// A reload runs beside the loop, never in it: whatever it waits on (a
+// config input, a server that is slow to stop), SIGTERM and SIGINT unmount
+// at once and the reload is abandoned. A SIGHUP during a reload asks for
+// one more after it.
 func (m *running) serve(ctx context.Context) error {
 	sigs := m.sigs
 	gone := make(chan struct{})
 	go func() { m.live.Wait(); close(gone) }()
+	rctx, abandon := context.WithCancel(context.WithoutCancel(ctx))
+	defer abandon()
+	var reloading chan struct{} // closed when the reload under way ends; nil when none is
+	again := false
 	// STATUS= is kept up to date only for systemd: an idle daemon
 	// elsewhere wakes for nothing.
 	var tick <-chan time.Time
@@ -63,7 +72,18 @@ func (m *running) serve(ctx context.Context) error {
 				writeHeapProfile(m.opts.memProfile)
 				continue
 			}
-			m.hangup()
+			if reloading != nil {
+				again = true
+				continue
+			}
+			reloading = m.hangup(rctx)
+			continue
+		case <-reloading:
+			reloading = nil
+			if again {
+				again = false
+				reloading = m.hangup(rctx)
+			}
 			continue
 		case <-tick:
 			m.sd.status(liveSummary(m.v.Status()))
@@ -74,6 +94,10 @@ func (m *running) serve(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 		break
+	}
+	abandon()
+	if reloading != nil {
+		m.log.Info("unmounting with a reload of the config under way; it is abandoned", "config", m.origins.Path)
 	}
 	m.sd.send("STOPPING=1")
 	m.log.Info("unmounting", "path", m.mnt)
@@ -92,39 +116,60 @@ func (m *running) serve(ctx context.Context) error {
 	return nil
 }
 
-// hangup is SIGHUP: reopen the log file, re-read the config and apply it,
-// then list every server again (which also retries those that gave up).
-func (m *running) hangup() {
-	if m.logs != nil {
-		if err := m.logs.Reopen(); err != nil {
-			m.log.Error("SIGHUP: could not reopen the log file; still writing to the old one", "path", m.logs.path, "err", err)
+// hangup is SIGHUP, run beside the signal loop: reopen the log file,
+// re-read the config and apply it, then list every server again (which
+// also retries those that gave up). The returned channel is closed when it
+// is done; once ctx ends (the mount is stopping) it changes nothing more.
+func (m *running) hangup(ctx context.Context) chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if m.logs != nil {
+			if err := m.logs.Reopen(); err != nil {
+				m.log.Error("SIGHUP: could not reopen the log file; still writing to the old one", "path", m.logs.path, "err", err)
+			}
 		}
-	}
-	m.reload()
-	m.log.Info("SIGHUP: listing every server again")
-	m.v.Refresh()
+		m.reload(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		m.log.Info("SIGHUP: listing every server again")
+		m.v.Refresh()
+	}()
+	return done
 }
 
 // reload re-reads the config file and applies its servers. A config that
-// does not load, or that the mount cannot apply, changes nothing.
-func (m *running) reload() {
+// does not load, or that the mount cannot apply, changes nothing; the
+// failure shows in status.json and `skillfs status` until a reload
+// succeeds. Config inputs are read within config.ReadTimeout.
+func (m *running) reload(ctx context.Context) {
 	if m.origins.Path == "" {
 		m.log.Info("SIGHUP: serving the embedded demo; there is no config file to re-read")
 		return
 	}
 	cfg, err := config.Load(m.origins.Path)
+	if ctx.Err() != nil {
+		return // the mount is stopping: nothing to apply it to
+	}
 	if err == nil {
 		err = m.prepare(cfg)
 	}
 	if err != nil {
+		m.v.NoteReload(err)
 		m.log.Error("SIGHUP: the config has errors; keeping the servers as they were", "config", m.origins.Path, "err", err)
 		return
 	}
 	r, err := m.v.Apply(cfg)
+	if ctx.Err() != nil {
+		return
+	}
 	if err != nil {
+		m.v.NoteReload(fmt.Errorf("could not apply %s: %w", m.origins.Path, err))
 		m.log.Error("SIGHUP: could not apply the config; keeping the servers as they were", "config", m.origins.Path, "err", err)
 		return
 	}
+	m.v.NoteReload(nil)
 	m.log.Info("SIGHUP: config re-read", "config", m.origins.Path, "changes", r.String(),
 		"added", r.Added, "removed", r.Removed, "changed", r.Changed)
 }

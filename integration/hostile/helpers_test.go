@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillfs/skillfs/integration/hostile"
+	"github.com/skillfs/skillfs/internal/testkit"
 	"github.com/skillfs/skillfs/skill"
 )
 
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(hostile.EnvServe) != "" {
 		os.Exit(hostile.Main())
 	}
-	os.Exit(m.Run())
+	testkit.Main(m)
 }
 
 // The protocol eras go-sdk v1.8.0 speaks.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/skillfs/skillfs/internal/testkit"
 )
 
 // childEnv selects a child-process mode when the test binary is re-executed
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) {
 		runChild(mode)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	testkit.Main(m)
 }
 
 // testLog records every log record and fails the test, at cleanup, on any
