@@ -56,9 +56,13 @@ func approve(t *testing.T, f *fixture, paths ...string) []vfs.SkillInfo {
 	t.Helper()
 	var refs []vfs.SkillRef
 	for _, p := range paths {
-		refs = append(refs, vfs.SkillRef{Path: p})
+		ins, err := f.fs.Inspect(context.Background(), vfs.SkillRef{Path: p})
+		if err != nil {
+			t.Fatalf("inspect %s: %v", p, err)
+		}
+		refs = append(refs, vfs.SkillRef{Path: p, Binding: ins.Binding})
 	}
-	rows, err := f.fs.Approve(refs)
+	rows, err := f.fs.Approve(refs, "")
 	if err != nil {
 		t.Fatalf("approve %v: %v", paths, err)
 	}
@@ -119,10 +123,10 @@ func TestApprovalPendingIsInvisibleAndListed(t *testing.T) {
 	}
 	// A ref that names a file, or nothing, is an error.
 	var re *vfs.RefError
-	if _, err := f.fs.Approve([]vfs.SkillRef{{Path: "local/alpha/SKILL.md"}}); !errors.As(err, &re) {
+	if _, err := f.fs.Approve([]vfs.SkillRef{{Path: "local/alpha/SKILL.md", Binding: "x"}}, ""); !errors.As(err, &re) {
 		t.Errorf("approve a file path: %v, want a RefError", err)
 	}
-	if _, err := f.fs.Approve([]vfs.SkillRef{{Path: "local/nope"}}); !errors.Is(err, vfs.ErrNotExist) {
+	if _, err := f.fs.Approve([]vfs.SkillRef{{Path: "local/nope", Binding: "x"}}, ""); !errors.Is(err, vfs.ErrNotExist) {
 		t.Errorf("approve an unknown path: %v, want ErrNotExist", err)
 	}
 	// Revoking takes it away at once.
@@ -188,7 +192,11 @@ func TestApprovalChangedEntryLeavesTheTree(t *testing.T) {
 	if f.exists("local/alpha/SKILL.md") {
 		t.Errorf("showing the SKILL.md put the skill in the tree")
 	}
-	rows, err := f.fs.ApproveAll("local")
+	var all []vfs.SkillRef
+	for _, p := range f.fs.Pending() {
+		all = append(all, vfs.SkillRef{Origin: p.Skill.Origin, URI: p.Skill.URI, Binding: p.Binding})
+	}
+	rows, err := f.fs.Approve(all, "local")
 	if err != nil || len(rows) != 5 {
 		t.Fatalf("approve all: %d rows, %v", len(rows), err)
 	}
@@ -280,7 +288,8 @@ func TestApprovalGetIsPending(t *testing.T) {
 }
 
 // Without approval: required nothing changes: every skill is in the tree,
-// rows carry no approval, and approving is a no-op that says so.
+// rows carry no approval, and approving or revoking is an error that says
+// how to turn approval on.
 func TestApprovalOffIsTodaysBehaviour(t *testing.T) {
 	f := newFixture(t, baseFiles, nil)
 	if len(f.fs.Pending()) != 0 || !f.exists("local/alpha/SKILL.md") {
@@ -289,9 +298,16 @@ func TestApprovalOffIsTodaysBehaviour(t *testing.T) {
 	if r, _ := f.row("local/alpha"); r.Approval != "" {
 		t.Errorf("row approval %q", r.Approval)
 	}
-	rows := approve(t, f, "local/alpha")
-	if !strings.Contains(rows[0].Detail, "not required") {
-		t.Errorf("approve with approval off: %+v", rows[0])
+	ins0, _ := f.fs.Inspect(context.Background(), vfs.SkillRef{Path: "local/alpha"})
+	var re *vfs.RefError
+	if _, err := f.fs.Approve([]vfs.SkillRef{{Path: "local/alpha", Binding: ins0.Binding}}, ""); !errors.As(err, &re) || !strings.Contains(err.Error(), `"approval": "required"`) {
+		t.Errorf("approve with approval off: %v", err)
+	}
+	if _, err := f.fs.Approve(nil, "local"); !errors.As(err, &re) || !strings.Contains(err.Error(), "approval is off") {
+		t.Errorf("approve --all with approval off: %v", err)
+	}
+	if _, err := f.fs.Revoke([]vfs.SkillRef{{Path: "local/alpha"}}); !errors.As(err, &re) || !strings.Contains(err.Error(), "approval is off") {
+		t.Errorf("revoke with approval off: %v", err)
 	}
 	ins, err := f.fs.Inspect(context.Background(), vfs.SkillRef{Path: "local/alpha"})
 	if err != nil || ins.Approval.State != "not-required" {
