@@ -17,7 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
+
+	"github.com/skillfs/skillfs/integration/hostile"
 )
 
 // Consent under attack (issue 17, items 1–4): an approval binds to what
@@ -427,5 +430,185 @@ func TestApproveOnApprovalOffIsAnError(t *testing.T) {
 	}
 	if b, err := os.ReadFile(m.Path("local", "alpha", "refs", "a.md")); err != nil || string(b) != "aaa\n" {
 		t.Errorf("alpha after approve/revoke with approval off: %q, %v", b, err)
+	}
+}
+
+// bucketDir is the store directory of the mount's only origin: where its
+// catalog.json is.
+func bucketDir(t *testing.T, m *mount) string {
+	t.Helper()
+	var dirs []string
+	waitFor(t, time.Minute, "the origin's catalog to be saved", func() bool {
+		dirs = nil
+		filepath.WalkDir(m.Cache, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Name() == "catalog.json" {
+				dirs = append(dirs, filepath.Dir(p))
+			}
+			return nil
+		})
+		return len(dirs) > 0
+	})
+	if len(dirs) != 1 {
+		t.Fatalf("want one origin's store directory, found %v", dirs)
+	}
+	return dirs[0]
+}
+
+// countWrites counts every creation of (a rename onto counts) and write to
+// approvals.json in dir until stop is called.
+func countWrites(t *testing.T, dir string) (stop func() int) {
+	t.Helper()
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(dir); err != nil {
+		w.Close()
+		t.Fatal(err)
+	}
+	n := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if filepath.Base(ev.Name) == "approvals.json" && ev.Op&(fsnotify.Create|fsnotify.Write) != 0 {
+					n++
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+	return func() int {
+		time.Sleep(500 * time.Millisecond) // let the last events arrive; never a bound on speed
+		w.Close()
+		<-done
+		return n
+	}
+}
+
+// TestApproveManyWritesOnce: approving N skills in one command writes
+// approvals.json once (counted by the kernel's inotify events on the
+// store directory, each rename onto the file a creation), not once per
+// skill, and all N are approved after the daemon restarts.
+func TestApproveManyWritesOnce(t *testing.T) {
+	const n = 200
+	dir := t.TempDir()
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("s%03d/SKILL.md", i)] = skillMD(fmt.Sprintf("s%03d", i), "Skill number "+fmt.Sprint(i), "body\n")
+		files[fmt.Sprintf("s%03d/ref.md", i)] = fmt.Sprintf("ref %d\n", i)
+	}
+	writeTree(t, dir, files)
+	env := runtimeEnv(t)
+	cfg := writeConfig(t, map[string]any{"local": stdioServe(dir, os.DevNull)},
+		map[string]any{"defaults": map[string]any{"approval": "required"}})
+	m := startMountEnv(t, env, cfg)
+	if rows := pendingRows(t, env, m.Dir); len(rows) != n {
+		t.Fatalf("pending: %d skills, want %d", len(rows), n)
+	}
+	stop := countWrites(t, bucketDir(t, m))
+	out, errOut, code := ctl(t, env, "approve", "--yes", "--all", "local", "--mount", m.Dir)
+	writes := stop()
+	if got := len(regexp.MustCompile(`(?m)^approved local/s\d{3}$`).FindAllString(out, -1)); code != 0 || got != n {
+		t.Fatalf("approve --all of %d skills: exit %d\n%s%s", n, code, out, errOut)
+	}
+	if writes != 1 {
+		t.Errorf("approving %d skills wrote approvals.json %d times, want once", n, writes)
+	}
+	// Revoking many is one write too.
+	stop = countWrites(t, bucketDir(t, m))
+	if out, errOut, code := ctl(t, env, "revoke", "--mount", m.Dir, "local/s000", "local/s001", "local/s002"); code != 0 || strings.Count(out, "revoked local/") != 3 {
+		t.Fatalf("revoke of 3: exit %d\n%s%s", code, out, errOut)
+	}
+	if writes := stop(); writes != 1 {
+		t.Errorf("revoking 3 skills wrote approvals.json %d times, want once", writes)
+	}
+	m.Stop(t)
+	m2 := (&mount{Dir: m.Dir, Cache: m.Cache, log: &syncBuffer{}}).run(t, env,
+		"mount", "--config", cfg, "--cache-dir", m.Cache, "--startup-timeout", "10m", m.Dir)
+	for i := range n {
+		p := m2.Path("local", fmt.Sprintf("s%03d", i), "ref.md")
+		b, err := os.ReadFile(p)
+		switch {
+		case i < 3 && !errors.Is(err, fs.ErrNotExist):
+			t.Errorf("revoked s%03d after a restart: %q, %v", i, b, err)
+		case i >= 3 && (err != nil || string(b) != fmt.Sprintf("ref %d\n", i)):
+			t.Errorf("approved s%03d after a restart: %q, %v", i, b, err)
+		}
+	}
+	if rows := pendingRows(t, env, m2.Dir); len(rows) != 3 {
+		t.Errorf("pending after a restart: %d skills, want the 3 revoked", len(rows))
+	}
+}
+
+// TestApproveStopsAtTheApprovalsCap: approvals.json is capped (16 MiB,
+// store.MaxApprovalsSize). Approving --all of a server whose skills'
+// bindings pass it together approves the listed skills that fit, in
+// order, and not one more; the command names every skill approved and
+// every skill not, says why, and exits 1 for those that were not.
+func TestApproveStopsAtTheApprovalsCap(t *testing.T) {
+	const approvalsCap = 16 << 20
+	const listed = 130
+	// Each heavy skill's binding (512 resources of 230-byte URIs) takes
+	// about 170 KB of approvals.json: about 98 fit.
+	heavy := hostile.Heavy{Entries: 64, Resources: 512, URILength: 230, DescriptionLength: 900}
+	env := runtimeEnv(t)
+	cfg := writeConfig(t, map[string]any{
+		"heavy": hostileStdio(t, hostile.Options{Fixtures: []string{}, Mode: hostile.ModeHeavyList, Heavy: heavy}),
+	}, map[string]any{"defaults": map[string]any{"approval": "required",
+		"limits": map[string]any{"max_list_entries": listed, "call_timeout": "60s", "list_timeout": "5m"}}})
+	m := startMountEnv(t, env, cfg, "--startup-timeout", "5m")
+	m.warnings = true // the listing stops at max_list_entries; the cap stops the approvals
+	rows := pendingRows(t, env, m.Dir)
+	if len(rows) != listed {
+		t.Fatalf("pending: %d skills, want %d", len(rows), listed)
+	}
+	out, errOut, code := ctl(t, env, "approve", "--yes", "--all", "heavy", "--mount", m.Dir)
+	if code != 1 {
+		t.Errorf("approve --all past the cap: exit %d, want 1\n%s", code, errOut)
+	}
+	approved := regexp.MustCompile(`(?m)^approved (heavy/\S+)$`).FindAllStringSubmatch(out, -1)
+	refused := regexp.MustCompile(`(?m)^not approved (heavy/\S+): not approved: approvals.json of heavy would pass its cap of 16777216 bytes`).FindAllStringSubmatch(out, -1)
+	if len(approved) == 0 || len(refused) == 0 || len(approved)+len(refused) != listed {
+		t.Fatalf("approve --all past the cap named %d approved and %d not, want %d in all, some of each:\n%s%s", len(approved), len(refused), listed, out, errOut)
+	}
+	if !strings.Contains(errOut, fmt.Sprintf("%d of %d skills were not approved", len(refused), listed)) {
+		t.Errorf("stderr does not count what was not approved: %s", errOut)
+	}
+	// At the edge: the file is under the cap, and one more binding
+	// (about the size of any of these) would not have fitted.
+	fi, err := os.Stat(filepath.Join(bucketDir(t, m), "approvals.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	perSkill := fi.Size() / int64(len(approved))
+	if fi.Size() > approvalsCap || fi.Size()+2*perSkill <= approvalsCap {
+		t.Errorf("approvals.json is %d bytes for %d skills (%d each); want it within one skill's binding under the cap of %d", fi.Size(), len(approved), perSkill, approvalsCap)
+	}
+	// What the command said is what happened.
+	rows = pendingRows(t, env, m.Dir)
+	for _, a := range approved {
+		if _, pending := rows[a[1]]; pending {
+			t.Errorf("%s was reported approved but is pending", a[1])
+		}
+	}
+	for _, r := range refused {
+		if _, pending := rows[r[1]]; !pending {
+			t.Errorf("%s was reported not approved but is not pending", r[1])
+		}
+		if _, err := os.Stat(m.Path(r[1])); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s, not approved, is in the mount: %v", r[1], err)
+		}
+	}
+	if _, err := os.Stat(m.Path(approved[0][1], "SKILL.md")); err != nil {
+		t.Errorf("%s, approved, is not in the mount: %v", approved[0][1], err)
 	}
 }
