@@ -84,6 +84,16 @@ func (b Binding) Digest() string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
+// bindingDigest is the Digest of sn's binding, computed once per tree.
+func bindingDigest(oc config.Origin, sn *skillNode) string {
+	if d := sn.digest.Load(); d != nil {
+		return *d
+	}
+	d := bindingOf(oc, sn.s).Digest()
+	sn.digest.Store(&d)
+	return d
+}
+
 // An ApprovalChange is what differs between an approval's binding and the
 // entry now held: files by path (mount-relative), frontmatter by field.
 type ApprovalChange struct {
@@ -96,6 +106,11 @@ type ApprovalChange struct {
 type approvalRecord struct {
 	Binding
 	At time.Time `json:"approved_at"`
+	// skill is the held entry the binding was taken from in this run:
+	// while the catalog holds that very entry the approval holds without
+	// a comparison. enc is the record as approvals.json holds it.
+	skill *verify.Skill
+	enc   []byte
 }
 
 type savedApprovals struct {
@@ -223,6 +238,9 @@ func (b *approvalBook) state(s *verify.Skill) string {
 	if !ok {
 		return approvalPending
 	}
+	if rec.skill == s {
+		return approvalApproved
+	}
 	if diffBindings(b.cfg.Label, rec.Binding, bindingOf(b.cfg, s)) != nil {
 		return approvalChanged
 	}
@@ -248,9 +266,13 @@ func (b *approvalBook) approveMany(ss []*verify.Skill) (int, error) {
 	parts := make(map[string][]byte, len(b.m)+len(ss))
 	total := len(approvalsHead) + len(approvalsTail)
 	for uri, rec := range b.m {
-		p, err := encodeRecord(rec)
+		p, err := rec.encoded()
 		if err != nil {
 			return 0, fmt.Errorf("save approvals of %s: %w", b.cfg.Label, err)
+		}
+		if rec.enc == nil {
+			rec.enc = p
+			b.m[uri] = rec
 		}
 		parts[uri] = p
 		total += len(p) + len(approvalsSep)
@@ -258,11 +280,12 @@ func (b *approvalBook) approveMany(ss []*verify.Skill) (int, error) {
 	var recs []approvalRecord
 	var capErr error
 	for _, s := range ss {
-		rec := approvalRecord{Binding: bindingOf(b.cfg, s), At: at}
-		p, err := encodeRecord(rec)
+		rec := approvalRecord{Binding: bindingOf(b.cfg, s), At: at, skill: s}
+		p, err := rec.encoded()
 		if err != nil {
 			return 0, fmt.Errorf("save approvals of %s: %w", b.cfg.Label, err)
 		}
+		rec.enc = p
 		add := len(p) + len(approvalsSep)
 		if old, ok := parts[rec.URI]; ok {
 			add -= len(old) + len(approvalsSep)
@@ -331,16 +354,19 @@ func (b *approvalBook) revokeMany(uris []string) ([]string, error) {
 // approvals.json is written record by record, so that approveMany knows
 // its size before it writes it: one save per command, whatever its size.
 const (
-	approvalsHead = "{\n  \"version\": 1,\n  \"approvals\": [\n    "
-	approvalsSep  = ",\n    "
-	approvalsTail = "\n  ]\n}\n"
+	approvalsHead = "{\"version\": 1, \"approvals\": [\n"
+	approvalsSep  = ",\n"
+	approvalsTail = "\n]}\n"
 )
 
-func encodeRecord(rec approvalRecord) ([]byte, error) {
+// encoded is the record as approvals.json holds it: one line of JSON.
+func (rec approvalRecord) encoded() ([]byte, error) {
+	if rec.enc != nil {
+		return rec.enc, nil
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("    ", "  ")
 	if err := enc.Encode(rec); err != nil {
 		return nil, err
 	}
@@ -350,7 +376,7 @@ func encodeRecord(rec approvalRecord) ([]byte, error) {
 // assembleApprovals is approvals.json of the records (by URI), sorted.
 func assembleApprovals(parts map[string][]byte) []byte {
 	if len(parts) == 0 {
-		return []byte("{\n  \"version\": 1,\n  \"approvals\": []\n}\n")
+		return []byte("{\"version\": 1, \"approvals\": []}\n")
 	}
 	n := len(approvalsHead) + len(approvalsTail)
 	for _, p := range parts {
@@ -371,7 +397,7 @@ func assembleApprovals(parts map[string][]byte) []byte {
 func (b *approvalBook) saveLocked() error {
 	parts := make(map[string][]byte, len(b.m))
 	for uri, rec := range b.m {
-		p, err := encodeRecord(rec)
+		p, err := rec.encoded()
 		if err != nil {
 			return fmt.Errorf("save approvals of %s: %w", b.cfg.Label, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -246,7 +247,7 @@ func (f *Core) Inspect(_ context.Context, ref SkillRef) (Inspection, error) {
 	}
 	ins.Approval = as
 	if !s.Dynamic {
-		ins.Binding = bindingOf(o.cfg, s).Digest()
+		ins.Binding = bindingDigest(o.cfg, fd.sn)
 	}
 	return ins, nil
 }
@@ -299,7 +300,7 @@ func (f *Core) Pending() []Pending {
 			if h.state != approvalPending && h.state != approvalChanged {
 				continue
 			}
-			p := Pending{Skill: o.waitingInfo(t, h), Binding: bindingOf(o.cfg, h.sn.s).Digest()}
+			p := Pending{Skill: o.waitingInfo(t, h), Binding: bindingDigest(o.cfg, h.sn)}
 			if rec, ok := o.approvals.get(h.sn.uri()); ok {
 				p.Changed = diffBindings(label, rec.Binding, bindingOf(o.cfg, h.sn.s))
 			}
@@ -361,7 +362,7 @@ func (f *Core) Approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 	batch := map[*branch][]int{}
 	var order []*branch
 	for i, fd := range fds {
-		if bindingOf(fd.o.cfg, fd.sn.s).Digest() != refs[i].Binding {
+		if bindingDigest(fd.o.cfg, fd.sn) != refs[i].Binding {
 			changed = append(changed, joinPath(fd.o.cfg.Label, fd.sn.path))
 			notes[i] = "changed since you looked: not approved; run `skillfs pending` again"
 			continue
@@ -395,7 +396,16 @@ func (f *Core) Approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 				notes[i] = "not approved: " + err.Error()
 				continue
 			}
-			o.log.Info("skill approved", "op", "approve", "uri", fds[i].sn.uri(), "path", joinPath(o.cfg.Label, fds[i].sn.path))
+			// One line per skill for a few; for many, one line in all
+			// (approvals.json names them) and the skills at debug level.
+			lvl := slog.LevelInfo
+			if n > maxApprovalLogLines {
+				lvl = slog.LevelDebug
+			}
+			o.log.Log(context.Background(), lvl, "skill approved", "op", "approve", "uri", fds[i].sn.uri(), "path", joinPath(o.cfg.Label, fds[i].sn.path))
+		}
+		if n > maxApprovalLogLines {
+			o.log.Info("skills approved", "op", "approve", "count", n)
 		}
 		if n < len(idx) {
 			o.log.Warn("approvals stopped at the cap of approvals.json", "op", "approve", "approved", n, "not_approved", len(idx)-n, "err", err)
@@ -407,6 +417,10 @@ func (f *Core) Approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 	f.regate(touched)
 	return f.rows(fds, notes), nil
 }
+
+// maxApprovalLogLines: an approval of more skills than this logs one line
+// in all at info level, and each skill at debug level.
+const maxApprovalLogLines = 20
 
 // Revoke removes approvals; the skills leave the tree at once (an open
 // file of theirs fails its next read with ReasonNotApproved).

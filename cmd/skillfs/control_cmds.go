@@ -470,6 +470,11 @@ If the server changes an approved skill later, it waits in
 }
 
 func runApprove(ctx context.Context, c *control.Client, opts approveOptions, args []string) error {
+	// Buffered: --all prints a few lines per skill, and there may be
+	// tens of thousands; flushed before the question and at the end.
+	out := bufio.NewWriter(opts.out)
+	defer out.Flush()
+	opts.out = out
 	refs, err := opts.refs(c, args)
 	if err != nil {
 		return err
@@ -500,6 +505,7 @@ func runApprove(ctx context.Context, c *control.Client, opts approveOptions, arg
 	}
 	if !opts.yes {
 		fmt.Fprintf(opts.out, "Approve %d skills? [y/N] ", len(refs))
+		out.Flush()
 		answer, _ := bufio.NewReader(opts.in).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 			fmt.Fprintln(opts.out, "not approved")
