@@ -314,3 +314,39 @@ func TestApprovalOffIsTodaysBehaviour(t *testing.T) {
 		t.Errorf("inspect: %+v, %v", ins.Approval, err)
 	}
 }
+
+// Approve --all approves the listed skills still held, leaves out one the
+// server stopped listing (its row says so), and refuses a ref without the
+// shown binding or with another one.
+func TestApproveAllAsListed(t *testing.T) {
+	f := newFixture(t, baseFiles, required)
+	var refs []vfs.SkillRef
+	for _, p := range f.fs.Pending() {
+		refs = append(refs, vfs.SkillRef{Origin: p.Skill.Origin, URI: p.Skill.URI, Binding: p.Binding})
+	}
+	gone := vfs.SkillRef{Origin: "local", URI: "skill://no-longer/SKILL.md", Binding: "sha256:00"}
+	rows, err := f.fs.Approve(append([]vfs.SkillRef{gone}, refs...), "local")
+	if err != nil || len(rows) != len(refs)+1 {
+		t.Fatalf("approve --all: %d rows, %v", len(rows), err)
+	}
+	if rows[0].State != "removed" || !strings.Contains(rows[0].Detail, "no longer") {
+		t.Errorf("row of a skill no longer listed: %+v", rows[0])
+	}
+	for _, r := range rows[1:] {
+		if r.Approval != "approved" {
+			t.Errorf("listed skill not approved: %+v", r)
+		}
+	}
+	f2 := newFixture(t, baseFiles, required)
+	p := f2.fs.Pending()[0]
+	if _, err := f2.fs.Approve([]vfs.SkillRef{{Origin: "local", URI: p.Skill.URI, Binding: "sha256:other"}}, ""); !errors.Is(err, vfs.ErrChanged) {
+		t.Errorf("approve with another binding: %v, want ErrChanged", err)
+	}
+	var re *vfs.RefError
+	if _, err := f2.fs.Approve([]vfs.SkillRef{{Origin: "local", URI: p.Skill.URI}}, ""); !errors.As(err, &re) {
+		t.Errorf("approve without a binding: %v, want a RefError", err)
+	}
+	if len(f2.fs.Pending()) != len(refs) {
+		t.Errorf("a refused approval approved something: %d pending", len(f2.fs.Pending()))
+	}
+}

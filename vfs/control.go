@@ -339,7 +339,44 @@ func (f *Core) Approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 		if len(refs) == 0 {
 			return []SkillInfo{}, nil
 		}
+		// A listed skill the server no longer lists is not approved, and
+		// the others still are.
+		gone := map[int]SkillInfo{}
+		var kept []SkillRef
+		ix := byURI{}
+		for i, r := range refs {
+			if _, err := f.findIn(r, ix); errors.Is(err, ErrNotExist) {
+				gone[i] = SkillInfo{Origin: r.Origin, URI: r.URI, Path: r.Path, State: "removed",
+					Detail: "not approved: the server's listing no longer has this skill"}
+				continue
+			}
+			kept = append(kept, r)
+		}
+		if len(gone) > 0 {
+			var rows []SkillInfo
+			if len(kept) > 0 {
+				var err error
+				if rows, err = f.approve(kept, all); err != nil {
+					return nil, err
+				}
+			}
+			out := make([]SkillInfo, 0, len(refs))
+			for i := range refs {
+				if si, ok := gone[i]; ok {
+					out = append(out, si)
+					continue
+				}
+				out = append(out, rows[0])
+				rows = rows[1:]
+			}
+			return out, nil
+		}
 	}
+	return f.approve(refs, all)
+}
+
+// approve is Approve once every ref names a skill held.
+func (f *Core) approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 	fds, err := f.findAll(refs)
 	if err != nil {
 		return nil, err

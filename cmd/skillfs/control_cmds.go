@@ -531,13 +531,17 @@ func runApprove(ctx context.Context, c *control.Client, opts approveOptions, arg
 		}
 	} else {
 		for _, s := range done {
+			name := s.Path
+			if name == "" {
+				name = s.Origin + " " + s.URI
+			}
 			switch {
 			case s.Approval != "approved":
-				fmt.Fprintf(opts.out, "not approved %s: %s\n", cell(s.Path, 0), cell(s.Detail, 0))
+				fmt.Fprintf(opts.out, "not approved %s: %s\n", cell(name, 0), cell(s.Detail, 0))
 			case s.Detail == "already approved; nothing changed":
-				fmt.Fprintf(opts.out, "approved %s (already approved; nothing changed)\n", cell(s.Path, 0))
+				fmt.Fprintf(opts.out, "approved %s (already approved; nothing changed)\n", cell(name, 0))
 			default:
-				fmt.Fprintf(opts.out, "approved %s\n", cell(s.Path, 0))
+				fmt.Fprintf(opts.out, "approved %s\n", cell(name, 0))
 			}
 		}
 	}
