@@ -143,6 +143,10 @@ func (s *scenario) run(ctx context.Context) error {
 		s.b.log.Info("idle CPU", "op", "idle")
 		s.idle(ctx)
 	}
+	if !s.spec.Stdio {
+		s.b.log.Info("approving every skill", "op", "approve")
+		s.approveAll(ctx)
+	}
 	return ctx.Err()
 }
 

@@ -25,10 +25,11 @@ type API interface {
 	ShowSkillMD(ctx context.Context, ref SkillRef) ([]byte, error)
 	// Pending lists the skills waiting for approval, new or changed.
 	Pending() []Pending
-	// Approve approves the skills as currently held.
-	Approve(refs []SkillRef) ([]vfs.SkillInfo, error)
-	// ApproveAll approves every pending skill of one origin.
-	ApproveAll(label string) ([]vfs.SkillInfo, error)
+	// Approve approves the skills each as the user was shown them
+	// (SkillRef.Binding); all is the label of `approve --all` (see
+	// vfs.Core.Approve). An error that Is vfs.ErrChanged means a skill
+	// changed since the user looked and nothing was approved.
+	Approve(refs []SkillRef, all string) ([]vfs.SkillInfo, error)
 	// Revoke removes approvals; the skills leave the tree at once.
 	Revoke(refs []SkillRef) ([]vfs.SkillInfo, error)
 	// Get confirms an unlisted skill with skills/get and adds it to the tree.
@@ -37,6 +38,10 @@ type API interface {
 
 // ErrInvalid marks a request that cannot be right whatever the mount holds.
 var ErrInvalid = errors.New("invalid request")
+
+// ErrChanged marks an approval refused because a skill's entry is no
+// longer the one the user was shown (HTTP 409).
+var ErrChanged = vfs.ErrChanged
 
 // ErrNoMount is what Find returns when no mount is running.
 var ErrNoMount = errors.New("no skillfs mount is running (start one with `skillfs mount DIR`)")

@@ -42,19 +42,22 @@ type Skill struct {
 
 // A RemoteError is a request the mount answered with an error.
 type RemoteError struct {
-	Status  int // HTTP status: 404 not found, 400 bad input, 500 otherwise
+	Status  int // HTTP status: 404 not found, 400 bad input, 409 changed since shown, 500 otherwise
 	Message string
 }
 
 func (e *RemoteError) Error() string { return e.Message }
 
-// Is makes a 404 match vfs.ErrNotExist and a 400 ErrInvalid.
+// Is makes a 404 match vfs.ErrNotExist, a 400 ErrInvalid and a 409
+// ErrChanged.
 func (e *RemoteError) Is(target error) bool {
 	switch e.Status {
 	case http.StatusNotFound:
 		return target == vfs.ErrNotExist
 	case http.StatusBadRequest:
 		return target == ErrInvalid
+	case http.StatusConflict:
+		return target == ErrChanged
 	}
 	return false
 }
@@ -254,16 +257,14 @@ func (c *Client) Pending(ctx context.Context) ([]Pending, error) {
 	return r, c.call(ctx, "pending", struct{}{}, &r)
 }
 
-// Approve approves skills as the mount holds them now.
-func (c *Client) Approve(ctx context.Context, refs []SkillRef) ([]Skill, error) {
+// Approve approves skills, each only if the mount still holds the entry
+// whose digest is its ref's Binding (see vfs.Core.Approve). all is the
+// label of `approve --all`, refs then being its pending skills as listed.
+// An error that Is ErrChanged: a skill changed since it was shown and
+// nothing was approved.
+func (c *Client) Approve(ctx context.Context, refs []SkillRef, all string) ([]Skill, error) {
 	var r []Skill
-	return r, c.call(ctx, "approve", refsRequest{Refs: refs}, &r)
-}
-
-// ApproveAll approves every pending skill of one server.
-func (c *Client) ApproveAll(ctx context.Context, label string) ([]Skill, error) {
-	var r []Skill
-	return r, c.call(ctx, "approve-all", labelRequest{Origin: label}, &r)
+	return r, c.call(ctx, "approve", approveRequest{Refs: refs, All: all}, &r)
 }
 
 // Revoke removes approvals.

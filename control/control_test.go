@@ -57,7 +57,7 @@ func (f *fakeAPI) ShowSkillMD(_ context.Context, ref SkillRef) ([]byte, error) {
 func (f *fakeAPI) Pending() []Pending {
 	return []Pending{{Skill: f.skills[0], Changed: &ApprovalChange{Added: []string{"a.md"}}}}
 }
-func (f *fakeAPI) Approve(refs []SkillRef) ([]vfs.SkillInfo, error) {
+func (f *fakeAPI) Approve(refs []SkillRef, _ string) ([]vfs.SkillInfo, error) {
 	var out []vfs.SkillInfo
 	for _, r := range refs {
 		s, err := f.find(r)
@@ -69,8 +69,7 @@ func (f *fakeAPI) Approve(refs []SkillRef) ([]vfs.SkillInfo, error) {
 	}
 	return out, nil
 }
-func (f *fakeAPI) ApproveAll(label string) ([]vfs.SkillInfo, error) { return f.skills, nil }
-func (f *fakeAPI) Revoke(refs []SkillRef) ([]vfs.SkillInfo, error)  { return f.Approve(refs) }
+func (f *fakeAPI) Revoke(refs []SkillRef) ([]vfs.SkillInfo, error) { return f.Approve(refs, "") }
 func (f *fakeAPI) Get(_ context.Context, label, uri string) (vfs.SkillInfo, error) {
 	return vfs.SkillInfo{Origin: label, URI: uri, State: "available", Source: "get"}, nil
 }
@@ -281,15 +280,15 @@ func TestEndpoints(t *testing.T) {
 	if err != nil || Visible(md) != "---\nname: x\n---\nhi<U+200B>\n" {
 		t.Errorf("ShowSkillMD: %v %q", err, md)
 	}
-	if _, err := c.Approve(ctx, nil); !errors.Is(err, ErrInvalid) {
+	if _, err := c.Approve(ctx, nil, ""); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Approve of nothing: %v", err)
 	}
-	got, err := c.Approve(ctx, []SkillRef{{Path: "local/a"}})
+	got, err := c.Approve(ctx, []SkillRef{{Path: "local/a"}}, "")
 	if err != nil || len(got) != 1 || len(api.approved) != 1 {
 		t.Errorf("Approve: %v %+v", err, got)
 	}
-	if _, err := c.ApproveAll(ctx, "nosuch"); !errors.Is(err, vfs.ErrNotExist) {
-		t.Errorf("ApproveAll(nosuch): %v", err)
+	if _, err := c.Approve(ctx, nil, "nosuch"); !errors.Is(err, vfs.ErrNotExist) {
+		t.Errorf("Approve --all nosuch: %v", err)
 	}
 	p, err := c.Pending(ctx)
 	if err != nil || len(p) != 1 || p[0].Changed.Added[0] != "a.md" {

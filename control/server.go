@@ -52,7 +52,9 @@ type registration struct {
 }
 
 // maxRequest bounds a request body: a list of refs, never file contents.
-const maxRequest = 1 << 20
+// An approval of every skill of a listing at max_list_entries (100,000 by
+// default) with their bindings takes about 15 MiB.
+const maxRequest = 32 << 20
 
 // Serve starts answering for opts.Mount on a socket in opts.Dir and
 // registers it there. It stops when ctx ends or on Close.
@@ -217,6 +219,13 @@ type (
 	refsRequest struct {
 		Refs []SkillRef `json:"refs"`
 	}
+	// approveRequest: refs each with the binding the user was shown; All
+	// is the label of `approve --all` and the refs its pending skills as
+	// listed.
+	approveRequest struct {
+		Refs []SkillRef `json:"refs"`
+		All  string     `json:"all,omitempty"`
+	}
 	getRequest struct {
 		Origin string `json:"origin"`
 		URI    string `json:"uri"`
@@ -251,17 +260,25 @@ func (h *handler) mux() *http.ServeMux {
 	m.Handle("POST /v1/pending", endpoint(h, func(ctx context.Context, _ struct{}) ([]Pending, error) {
 		return nonNil(h.api.Pending()), nil
 	}))
-	m.Handle("POST /v1/approve", endpoint(h, func(ctx context.Context, r refsRequest) ([]vfs.SkillInfo, error) {
-		if err := checkRefs(r.Refs); err != nil {
+	m.Handle("POST /v1/approve", endpoint(h, func(ctx context.Context, r approveRequest) ([]vfs.SkillInfo, error) {
+		if r.All != "" {
+			if err := h.checkLabel(r.All); err != nil {
+				return nil, err
+			}
+			for _, ref := range r.Refs {
+				if err := checkRef(ref); err != nil {
+					return nil, err
+				}
+			}
+		} else if err := checkRefs(r.Refs); err != nil {
 			return nil, err
 		}
-		return h.api.Approve(r.Refs)
+		return h.api.Approve(r.Refs, r.All)
 	}))
-	m.Handle("POST /v1/approve-all", endpoint(h, func(ctx context.Context, r labelRequest) ([]vfs.SkillInfo, error) {
-		if err := h.checkLabel(r.Origin); err != nil {
-			return nil, err
-		}
-		return h.api.ApproveAll(r.Origin)
+	// The old approve --all approved whatever was pending when the request
+	// arrived, which nobody had seen: refused, never mapped.
+	m.Handle("POST /v1/approve-all", endpoint(h, func(ctx context.Context, _ labelRequest) ([]vfs.SkillInfo, error) {
+		return nil, fmt.Errorf("%w: approving every pending skill unseen is not served: approve --all sends the skills it listed with their bindings to /v1/approve (use the mount's own skillfs)", ErrInvalid)
 	}))
 	m.Handle("POST /v1/revoke", endpoint(h, func(ctx context.Context, r refsRequest) ([]vfs.SkillInfo, error) {
 		if err := checkRefs(r.Refs); err != nil {
@@ -321,6 +338,8 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		code = http.StatusNotFound
 	case errors.Is(err, ErrInvalid):
 		code = http.StatusBadRequest
+	case errors.Is(err, ErrChanged):
+		code = http.StatusConflict
 	}
 	h.log.Debug("control request failed", "op", r.URL.Path, "err", err)
 	writeJSON(w, code, errorBody{Error: err.Error()})

@@ -13,8 +13,8 @@ import (
 // package doc: such an agent can also run `skillfs approve`).
 const approvalsName = "approvals.json"
 
-// maxApprovalsSize bounds approvals.json.
-const maxApprovalsSize = 16 << 20
+// MaxApprovalsSize bounds approvals.json.
+const MaxApprovalsSize = 16 << 20
 
 // SaveApprovals atomically and durably replaces the origin's
 // approvals.json (mode 0600).
@@ -22,8 +22,8 @@ func (o *Bucket) SaveApprovals(data []byte) error {
 	if o.removed.Load() {
 		return fmt.Errorf("save approvals of %s: %w", o.id, ErrRemoved)
 	}
-	if len(data) > maxApprovalsSize {
-		return fmt.Errorf("save approvals of %s: %d bytes: %w (cap %d)", o.id, len(data), ErrTooLarge, maxApprovalsSize)
+	if len(data) > MaxApprovalsSize {
+		return fmt.Errorf("save approvals of %s: %d bytes: %w (cap %d)", o.id, len(data), ErrTooLarge, MaxApprovalsSize)
 	}
 	if err := o.writeAtomic(approvalsName, data, 0o600, true); err != nil {
 		return fmt.Errorf("save approvals of %s: %w", o.id, err)
@@ -45,10 +45,10 @@ func (o *Bucket) LoadApprovals() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load approvals of %s: %w", o.id, err)
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxApprovalsSize {
-		return nil, o.discard("approvals", "", approvalsName, fi, fmt.Sprintf("not a regular file of at most %d bytes (mode %v, size %d)", maxApprovalsSize, fi.Mode(), fi.Size()))
+	if !fi.Mode().IsRegular() || fi.Size() > MaxApprovalsSize {
+		return nil, o.discard("approvals", "", approvalsName, fi, fmt.Sprintf("not a regular file of at most %d bytes (mode %v, size %d)", MaxApprovalsSize, fi.Mode(), fi.Size()))
 	}
-	b, reason, err := readRegular(o.root, approvalsName, fi, maxApprovalsSize)
+	b, reason, err := readRegular(o.root, approvalsName, fi, MaxApprovalsSize)
 	if err != nil {
 		return nil, fmt.Errorf("load approvals of %s: %w", o.id, err)
 	}

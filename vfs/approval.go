@@ -2,6 +2,8 @@ package vfs
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,6 +66,34 @@ type Binding struct {
 	Resources   []skill.Resource `json:"resources"`
 }
 
+// Digest is the binding's digest, "sha256:" and 64 hex digits: sha256 over
+// its canonical JSON (fields in the order above, frontmatter keys sorted,
+// resources sorted by URI as bindingOf sorts them, no HTML escaping). The
+// control endpoint shows it with every pending skill and inspection, and
+// an approval names it: the daemon approves a skill only when the digest
+// of the entry it holds is the one the user was shown.
+func (b Binding) Digest() string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(b); err != nil {
+		// Unencodable frontmatter cannot be shown either: no digest
+		// matches it.
+		return ""
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// bindingDigest is the Digest of sn's binding, computed once per tree.
+func bindingDigest(oc config.Origin, sn *skillNode) string {
+	if d := sn.digest.Load(); d != nil {
+		return *d
+	}
+	d := bindingOf(oc, sn.s).Digest()
+	sn.digest.Store(&d)
+	return d
+}
+
 // An ApprovalChange is what differs between an approval's binding and the
 // entry now held: files by path (mount-relative), frontmatter by field.
 type ApprovalChange struct {
@@ -76,6 +106,11 @@ type ApprovalChange struct {
 type approvalRecord struct {
 	Binding
 	At time.Time `json:"approved_at"`
+	// skill is the held entry the binding was taken from in this run:
+	// while the catalog holds that very entry the approval holds without
+	// a comparison. enc is the record as approvals.json holds it.
+	skill *verify.Skill
+	enc   []byte
 }
 
 type savedApprovals struct {
@@ -203,6 +238,9 @@ func (b *approvalBook) state(s *verify.Skill) string {
 	if !ok {
 		return approvalPending
 	}
+	if rec.skill == s {
+		return approvalApproved
+	}
 	if diffBindings(b.cfg.Label, rec.Binding, bindingOf(b.cfg, s)) != nil {
 		return approvalChanged
 	}
@@ -216,60 +254,156 @@ func (b *approvalBook) get(uri string) (approvalRecord, bool) {
 	return rec, ok
 }
 
-// approve binds an approval to s as held and saves the book.
-func (b *approvalBook) approve(s *verify.Skill) (approvalRecord, error) {
-	rec := approvalRecord{Binding: bindingOf(b.cfg, s), At: b.now().UTC()}
+// approveMany binds an approval to each skill as held (in order) and saves
+// the book once. When approvals.json would pass its cap, it approves the
+// longest prefix that fits and returns with that count an error that
+// Is store.ErrTooLarge; the others are not approved. Nothing is approved
+// when the save fails.
+func (b *approvalBook) approveMany(ss []*verify.Skill) (int, error) {
+	at := b.now().UTC()
 	b.mu.Lock()
-	prev, had := b.m[rec.URI]
-	b.m[rec.URI] = rec
-	b.mu.Unlock()
-	if err := b.save(); err != nil {
-		b.mu.Lock()
-		if had {
-			b.m[rec.URI] = prev
-		} else {
-			delete(b.m, rec.URI)
+	defer b.mu.Unlock()
+	parts := make(map[string][]byte, len(b.m)+len(ss))
+	total := len(approvalsHead) + len(approvalsTail)
+	for uri, rec := range b.m {
+		p, err := rec.encoded()
+		if err != nil {
+			return 0, fmt.Errorf("save approvals of %s: %w", b.cfg.Label, err)
 		}
-		b.mu.Unlock()
+		if rec.enc == nil {
+			rec.enc = p
+			b.m[uri] = rec
+		}
+		parts[uri] = p
+		total += len(p) + len(approvalsSep)
+	}
+	var recs []approvalRecord
+	var capErr error
+	for _, s := range ss {
+		rec := approvalRecord{Binding: bindingOf(b.cfg, s), At: at, skill: s}
+		p, err := rec.encoded()
+		if err != nil {
+			return 0, fmt.Errorf("save approvals of %s: %w", b.cfg.Label, err)
+		}
+		rec.enc = p
+		add := len(p) + len(approvalsSep)
+		if old, ok := parts[rec.URI]; ok {
+			add -= len(old) + len(approvalsSep)
+		}
+		if total+add > store.MaxApprovalsSize {
+			capErr = fmt.Errorf("approvals.json of %s would pass its cap of %d bytes: %w", b.cfg.Label, store.MaxApprovalsSize, store.ErrTooLarge)
+			break
+		}
+		parts[rec.URI] = p
+		total += add
+		recs = append(recs, rec)
+	}
+	if len(recs) == 0 {
+		return 0, capErr
+	}
+	if err := b.store.SaveApprovals(assembleApprovals(parts)); err != nil {
+		return 0, err
+	}
+	for _, rec := range recs {
+		b.m[rec.URI] = rec
+	}
+	return len(recs), capErr
+}
+
+// approve approves one skill (approveMany).
+func (b *approvalBook) approve(s *verify.Skill) (approvalRecord, error) {
+	n, err := b.approveMany([]*verify.Skill{s})
+	if n == 0 {
 		return approvalRecord{}, err
 	}
+	rec, _ := b.get(s.URI.String())
 	return rec, nil
 }
 
-// revoke drops the approval of uri and saves the book; it reports whether
-// there was one.
+// revoke drops the approval of uri (revokeMany); it reports whether there
+// was one.
 func (b *approvalBook) revoke(uri string) (bool, error) {
-	b.mu.Lock()
-	prev, had := b.m[uri]
-	delete(b.m, uri)
-	b.mu.Unlock()
-	if !had {
-		return false, nil
-	}
-	if err := b.save(); err != nil {
-		b.mu.Lock()
-		b.m[uri] = prev
-		b.mu.Unlock()
-		return false, err
-	}
-	return true, nil
+	had, err := b.revokeMany([]string{uri})
+	return len(had) > 0, err
 }
 
-func (b *approvalBook) save() error {
+// revokeMany drops the approvals of uris and saves the book once; it
+// returns the URIs that had one.
+func (b *approvalBook) revokeMany(uris []string) ([]string, error) {
 	b.mu.Lock()
-	sa := savedApprovals{Version: savedApprovalsVersion, Approvals: []approvalRecord{}}
-	for _, k := range slices.Sorted(maps.Keys(b.m)) {
-		sa.Approvals = append(sa.Approvals, b.m[k])
+	defer b.mu.Unlock()
+	prev := map[string]approvalRecord{}
+	var had []string
+	for _, u := range uris {
+		if rec, ok := b.m[u]; ok {
+			prev[u] = rec
+			had = append(had, u)
+			delete(b.m, u)
+		}
 	}
-	b.mu.Unlock()
+	if len(had) == 0 {
+		return nil, nil
+	}
+	if err := b.saveLocked(); err != nil {
+		maps.Copy(b.m, prev)
+		return nil, err
+	}
+	return had, nil
+}
+
+// approvals.json is written record by record, so that approveMany knows
+// its size before it writes it: one save per command, whatever its size.
+const (
+	approvalsHead = "{\"version\": 1, \"approvals\": [\n"
+	approvalsSep  = ",\n"
+	approvalsTail = "\n]}\n"
+)
+
+// encoded is the record as approvals.json holds it: one line of JSON.
+func (rec approvalRecord) encoded() ([]byte, error) {
+	if rec.enc != nil {
+		return rec.enc, nil
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(sa); err != nil {
-		return fmt.Errorf("save approvals of %s: %w", b.cfg.Label, err)
+	if err := enc.Encode(rec); err != nil {
+		return nil, err
 	}
-	return b.store.SaveApprovals(buf.Bytes())
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// assembleApprovals is approvals.json of the records (by URI), sorted.
+func assembleApprovals(parts map[string][]byte) []byte {
+	if len(parts) == 0 {
+		return []byte("{\"version\": 1, \"approvals\": []}\n")
+	}
+	n := len(approvalsHead) + len(approvalsTail)
+	for _, p := range parts {
+		n += len(p) + len(approvalsSep)
+	}
+	out := make([]byte, 0, n)
+	out = append(out, approvalsHead...)
+	for i, k := range slices.Sorted(maps.Keys(parts)) {
+		if i > 0 {
+			out = append(out, approvalsSep...)
+		}
+		out = append(out, parts[k]...)
+	}
+	return append(out, approvalsTail...)
+}
+
+// saveLocked writes the book as it is; b.mu is held.
+func (b *approvalBook) saveLocked() error {
+	parts := make(map[string][]byte, len(b.m))
+	for uri, rec := range b.m {
+		p, err := rec.encoded()
+		if err != nil {
+			return fmt.Errorf("save approvals of %s: %w", b.cfg.Label, err)
+		}
+		parts[uri] = p
+	}
+	return b.store.SaveApprovals(assembleApprovals(parts))
 }
 
 // load brings back the approvals of earlier runs. An approval recorded for

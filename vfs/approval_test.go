@@ -56,9 +56,13 @@ func approve(t *testing.T, f *fixture, paths ...string) []vfs.SkillInfo {
 	t.Helper()
 	var refs []vfs.SkillRef
 	for _, p := range paths {
-		refs = append(refs, vfs.SkillRef{Path: p})
+		ins, err := f.fs.Inspect(context.Background(), vfs.SkillRef{Path: p})
+		if err != nil {
+			t.Fatalf("inspect %s: %v", p, err)
+		}
+		refs = append(refs, vfs.SkillRef{Path: p, Binding: ins.Binding})
 	}
-	rows, err := f.fs.Approve(refs)
+	rows, err := f.fs.Approve(refs, "")
 	if err != nil {
 		t.Fatalf("approve %v: %v", paths, err)
 	}
@@ -119,10 +123,10 @@ func TestApprovalPendingIsInvisibleAndListed(t *testing.T) {
 	}
 	// A ref that names a file, or nothing, is an error.
 	var re *vfs.RefError
-	if _, err := f.fs.Approve([]vfs.SkillRef{{Path: "local/alpha/SKILL.md"}}); !errors.As(err, &re) {
+	if _, err := f.fs.Approve([]vfs.SkillRef{{Path: "local/alpha/SKILL.md", Binding: "x"}}, ""); !errors.As(err, &re) {
 		t.Errorf("approve a file path: %v, want a RefError", err)
 	}
-	if _, err := f.fs.Approve([]vfs.SkillRef{{Path: "local/nope"}}); !errors.Is(err, vfs.ErrNotExist) {
+	if _, err := f.fs.Approve([]vfs.SkillRef{{Path: "local/nope", Binding: "x"}}, ""); !errors.Is(err, vfs.ErrNotExist) {
 		t.Errorf("approve an unknown path: %v, want ErrNotExist", err)
 	}
 	// Revoking takes it away at once.
@@ -188,7 +192,11 @@ func TestApprovalChangedEntryLeavesTheTree(t *testing.T) {
 	if f.exists("local/alpha/SKILL.md") {
 		t.Errorf("showing the SKILL.md put the skill in the tree")
 	}
-	rows, err := f.fs.ApproveAll("local")
+	var all []vfs.SkillRef
+	for _, p := range f.fs.Pending() {
+		all = append(all, vfs.SkillRef{Origin: p.Skill.Origin, URI: p.Skill.URI, Binding: p.Binding})
+	}
+	rows, err := f.fs.Approve(all, "local")
 	if err != nil || len(rows) != 5 {
 		t.Fatalf("approve all: %d rows, %v", len(rows), err)
 	}
@@ -280,7 +288,8 @@ func TestApprovalGetIsPending(t *testing.T) {
 }
 
 // Without approval: required nothing changes: every skill is in the tree,
-// rows carry no approval, and approving is a no-op that says so.
+// rows carry no approval, and approving or revoking is an error that says
+// how to turn approval on.
 func TestApprovalOffIsTodaysBehaviour(t *testing.T) {
 	f := newFixture(t, baseFiles, nil)
 	if len(f.fs.Pending()) != 0 || !f.exists("local/alpha/SKILL.md") {
@@ -289,12 +298,55 @@ func TestApprovalOffIsTodaysBehaviour(t *testing.T) {
 	if r, _ := f.row("local/alpha"); r.Approval != "" {
 		t.Errorf("row approval %q", r.Approval)
 	}
-	rows := approve(t, f, "local/alpha")
-	if !strings.Contains(rows[0].Detail, "not required") {
-		t.Errorf("approve with approval off: %+v", rows[0])
+	ins0, _ := f.fs.Inspect(context.Background(), vfs.SkillRef{Path: "local/alpha"})
+	var re *vfs.RefError
+	if _, err := f.fs.Approve([]vfs.SkillRef{{Path: "local/alpha", Binding: ins0.Binding}}, ""); !errors.As(err, &re) || !strings.Contains(err.Error(), `"approval": "required"`) {
+		t.Errorf("approve with approval off: %v", err)
+	}
+	if _, err := f.fs.Approve(nil, "local"); !errors.As(err, &re) || !strings.Contains(err.Error(), "approval is off") {
+		t.Errorf("approve --all with approval off: %v", err)
+	}
+	if _, err := f.fs.Revoke([]vfs.SkillRef{{Path: "local/alpha"}}); !errors.As(err, &re) || !strings.Contains(err.Error(), "approval is off") {
+		t.Errorf("revoke with approval off: %v", err)
 	}
 	ins, err := f.fs.Inspect(context.Background(), vfs.SkillRef{Path: "local/alpha"})
 	if err != nil || ins.Approval.State != "not-required" {
 		t.Errorf("inspect: %+v, %v", ins.Approval, err)
+	}
+}
+
+// Approve --all approves the listed skills still held, leaves out one the
+// server stopped listing (its row says so), and refuses a ref without the
+// shown binding or with another one.
+func TestApproveAllAsListed(t *testing.T) {
+	f := newFixture(t, baseFiles, required)
+	var refs []vfs.SkillRef
+	for _, p := range f.fs.Pending() {
+		refs = append(refs, vfs.SkillRef{Origin: p.Skill.Origin, URI: p.Skill.URI, Binding: p.Binding})
+	}
+	gone := vfs.SkillRef{Origin: "local", URI: "skill://no-longer/SKILL.md", Binding: "sha256:00"}
+	rows, err := f.fs.Approve(append([]vfs.SkillRef{gone}, refs...), "local")
+	if err != nil || len(rows) != len(refs)+1 {
+		t.Fatalf("approve --all: %d rows, %v", len(rows), err)
+	}
+	if rows[0].State != "removed" || !strings.Contains(rows[0].Detail, "no longer") {
+		t.Errorf("row of a skill no longer listed: %+v", rows[0])
+	}
+	for _, r := range rows[1:] {
+		if r.Approval != "approved" {
+			t.Errorf("listed skill not approved: %+v", r)
+		}
+	}
+	f2 := newFixture(t, baseFiles, required)
+	p := f2.fs.Pending()[0]
+	if _, err := f2.fs.Approve([]vfs.SkillRef{{Origin: "local", URI: p.Skill.URI, Binding: "sha256:other"}}, ""); !errors.Is(err, vfs.ErrChanged) {
+		t.Errorf("approve with another binding: %v, want ErrChanged", err)
+	}
+	var re *vfs.RefError
+	if _, err := f2.fs.Approve([]vfs.SkillRef{{Origin: "local", URI: p.Skill.URI}}, ""); !errors.As(err, &re) {
+		t.Errorf("approve without a binding: %v, want a RefError", err)
+	}
+	if len(f2.fs.Pending()) != len(refs) {
+		t.Errorf("a refused approval approved something: %d pending", len(f2.fs.Pending()))
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/skillfs/skillfs/store"
 	"github.com/skillfs/skillfs/verify"
 )
 
@@ -22,6 +24,10 @@ type SkillRef struct {
 	Path   string `json:"path,omitempty"`
 	Origin string `json:"origin,omitempty"`
 	URI    string `json:"uri,omitempty"`
+	// Binding, in an approval, is the digest (Binding.Digest) of the
+	// entry the user was shown, from Pending or Inspection; the skill is
+	// approved only if the mount still holds exactly that.
+	Binding string `json:"binding,omitempty"`
 }
 
 func (r SkillRef) String() string {
@@ -40,12 +46,35 @@ type RefError struct {
 
 func (e *RefError) Error() string { return fmt.Sprintf("%s: %s", e.Ref, e.Reason) }
 
+// ErrChanged is what an approval gets when a skill's entry is no longer
+// the one the user was shown.
+var ErrChanged = errors.New("changed since you looked")
+
+// A ChangedError names the skills of an approval whose entries changed
+// since the user was shown them; nothing was approved.
+type ChangedError struct{ Paths []string }
+
+func (e *ChangedError) Error() string {
+	return fmt.Sprintf("%s changed since you looked, so nothing was approved: run `skillfs pending` again to see what the server holds now", strings.Join(e.Paths, ", "))
+}
+
+func (e *ChangedError) Is(target error) bool { return target == ErrChanged }
+
+// offReason is the answer to approve or revoke on a server whose approval
+// is off.
+func offReason(label string) string {
+	return fmt.Sprintf(`approval is off for server %q, so its skills are in the mount without approval and there is nothing to approve or revoke; to require approval, set "approval": "required" under skillfs.servers.%s (or skillfs.defaults) in the config and reload the mount (SIGHUP, or remount)`, label, label)
+}
+
 // Inspection describes one skill for skillfs inspect.
 type Inspection struct {
 	Skill    SkillInfo       `json:"skill"`
 	Entry    json.RawMessage `json:"entry"` // the held entry as the server sent it
 	Files    []FileState     `json:"files"`
 	Approval *ApprovalState  `json:"approval,omitempty"`
+	// Binding is the digest of the entry as held (Binding.Digest): what
+	// an approval of what this inspection shows must name.
+	Binding string `json:"binding,omitempty"`
 }
 
 // FileState is one file of an inspected skill.
@@ -76,6 +105,9 @@ type Pending struct {
 	// Changed is what differs from the approved entry; nil for a skill
 	// never approved.
 	Changed *ApprovalChange `json:"changed,omitempty"`
+	// Binding is the digest of the entry as held (Binding.Digest): what
+	// an approval of this row must name.
+	Binding string `json:"binding"`
 }
 
 // found is a ref resolved against an origin's current tree.
@@ -86,7 +118,27 @@ type found struct {
 	placed bool
 }
 
-func (f *Core) find(ref SkillRef) (found, error) {
+func (f *Core) find(ref SkillRef) (found, error) { return f.findIn(ref, nil) }
+
+// byURI indexes a tree's skills, placed and held back, by SKILL.md URI.
+type byURI map[*tree]map[string]*skillNode
+
+func (ix byURI) get(t *tree, uri string) *skillNode {
+	m := ix[t]
+	if m == nil {
+		m = make(map[string]*skillNode, len(t.order))
+		for _, sn := range t.order {
+			if _, ok := m[sn.uri()]; !ok {
+				m[sn.uri()] = sn
+			}
+		}
+		ix[t] = m
+	}
+	return m[uri]
+}
+
+// findIn is find; ix (nil: none) indexes trees by URI for many refs.
+func (f *Core) findIn(ref SkillRef, ix byURI) (found, error) {
 	if p := strings.Trim(ref.Path, "/"); p != "" {
 		o, rest, ok := f.resolve(p)
 		if !ok {
@@ -117,6 +169,13 @@ func (f *Core) find(ref SkillRef) (found, error) {
 		return found{}, fmt.Errorf("%s: %w", ref, ErrNotExist)
 	}
 	t := o.cat.current()
+	if ix != nil {
+		if sn := ix.get(t, ref.URI); sn != nil {
+			n := t.nodes[sn.path]
+			return found{o: o, t: t, sn: sn, placed: n != nil && n.skill == sn}, nil
+		}
+		return found{}, fmt.Errorf("%s: %w", ref, ErrNotExist)
+	}
 	for _, sn := range t.order {
 		if sn.uri() == ref.URI {
 			n := t.nodes[sn.path]
@@ -187,6 +246,9 @@ func (f *Core) Inspect(_ context.Context, ref SkillRef) (Inspection, error) {
 		as.Bound = &b
 	}
 	ins.Approval = as
+	if !s.Dynamic {
+		ins.Binding = bindingDigest(o.cfg, fd.sn)
+	}
 	return ins, nil
 }
 
@@ -238,7 +300,7 @@ func (f *Core) Pending() []Pending {
 			if h.state != approvalPending && h.state != approvalChanged {
 				continue
 			}
-			p := Pending{Skill: o.waitingInfo(t, h)}
+			p := Pending{Skill: o.waitingInfo(t, h), Binding: bindingDigest(o.cfg, h.sn)}
 			if rec, ok := o.approvals.get(h.sn.uri()); ok {
 				p.Changed = diffBindings(label, rec.Binding, bindingOf(o.cfg, h.sn.s))
 			}
@@ -248,85 +310,197 @@ func (f *Core) Pending() []Pending {
 	return out
 }
 
-// Approve approves skills as currently held, binding each to its origin
-// identity, URI, frontmatter and full resource set, and places them in the
-// tree at once. Every ref is resolved before anything is approved; a skill
-// already approved, or of an origin that does not require approval, is
-// left as it is and its row says so (Detail).
-func (f *Core) Approve(refs []SkillRef) ([]SkillInfo, error) {
+// Approve approves skills, each only as the user was shown it: ref.Binding
+// must be the digest of the entry the mount holds now (Pending and
+// Inspection show it), and the approval is bound to that entry — its
+// origin identity, URI, frontmatter and full resource set — and places it
+// in the tree at once. A ref without a binding is refused: nothing is
+// approved "as currently held".
+//
+// With all == "" every ref is resolved and compared before anything is
+// approved: if any skill's entry changed, nothing is, and the error is a
+// *ChangedError. With all set to a label (skillfs approve --all), the refs
+// are that server's pending skills as the user saw them listed: those
+// whose entries changed are left pending and their rows say so (Detail),
+// the others are approved. A skill already approved is left as it is and
+// its row says so. approvals.json is written once per origin, and each
+// origin's tree rebuilt once; when its cap stops the approvals part-way,
+// the rows of the skills not approved say why. A server whose approval is
+// off is an error (there is nothing to approve).
+func (f *Core) Approve(refs []SkillRef, all string) ([]SkillInfo, error) {
+	if all != "" {
+		o, ok := f.branch(all)
+		if !ok {
+			return nil, fmt.Errorf("%s: %w", all, ErrNotExist)
+		}
+		if !o.approvals.required() {
+			return nil, &RefError{Ref: SkillRef{Path: all}, Reason: offReason(all)}
+		}
+		if len(refs) == 0 {
+			return []SkillInfo{}, nil
+		}
+		// A listed skill the server no longer lists is not approved, and
+		// the others still are.
+		gone := map[int]SkillInfo{}
+		var kept []SkillRef
+		ix := byURI{}
+		for i, r := range refs {
+			if _, err := f.findIn(r, ix); errors.Is(err, ErrNotExist) {
+				gone[i] = SkillInfo{Origin: r.Origin, URI: r.URI, Path: r.Path, State: "removed",
+					Detail: "not approved: the server's listing no longer has this skill"}
+				continue
+			}
+			kept = append(kept, r)
+		}
+		if len(gone) > 0 {
+			var rows []SkillInfo
+			if len(kept) > 0 {
+				var err error
+				if rows, err = f.approve(kept, all); err != nil {
+					return nil, err
+				}
+			}
+			out := make([]SkillInfo, 0, len(refs))
+			for i := range refs {
+				if si, ok := gone[i]; ok {
+					out = append(out, si)
+					continue
+				}
+				out = append(out, rows[0])
+				rows = rows[1:]
+			}
+			return out, nil
+		}
+	}
+	return f.approve(refs, all)
+}
+
+// approve is Approve once every ref names a skill held.
+func (f *Core) approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 	fds, err := f.findAll(refs)
 	if err != nil {
 		return nil, err
 	}
 	for i, fd := range fds {
-		if fd.sn.approval == approvalRefused {
+		label := fd.o.cfg.Label
+		switch {
+		case all != "" && label != all:
+			return nil, &RefError{Ref: refs[i], Reason: fmt.Sprintf("is a skill of %s, not of %s", label, all)}
+		case !fd.o.approvals.required():
+			return nil, &RefError{Ref: refs[i], Reason: offReason(label)}
+		case fd.sn.approval == approvalRefused:
 			return nil, &RefError{Ref: refs[i], Reason: refusedDetail}
+		case refs[i].Binding == "":
+			return nil, &RefError{Ref: refs[i], Reason: "names no binding: an approval names the digest of the entry you were shown (`binding` in `skillfs pending --json` and `skillfs inspect --json`); `skillfs approve` sends it (a client older than the mount does not: use the mount's own skillfs)"}
 		}
 	}
 	notes := make([]string, len(fds))
-	touched := map[*branch]bool{}
+	var changed []string
+	batch := map[*branch][]int{}
+	var order []*branch
 	for i, fd := range fds {
-		switch {
-		case !fd.o.approvals.required():
-			notes[i] = "approval is not required for this server; nothing to approve"
-		case fd.sn.approval == approvalApproved:
+		if bindingDigest(fd.o.cfg, fd.sn) != refs[i].Binding {
+			changed = append(changed, joinPath(fd.o.cfg.Label, fd.sn.path))
+			notes[i] = "changed since you looked: not approved; run `skillfs pending` again"
+			continue
+		}
+		if fd.sn.approval == approvalApproved {
 			notes[i] = "already approved; nothing changed"
-		default:
-			if _, err := fd.o.approvals.approve(fd.sn.s); err != nil {
-				f.regate(touched)
-				return nil, fmt.Errorf("approve %s: %w", refs[i], err)
+			continue
+		}
+		if _, ok := batch[fd.o]; !ok {
+			order = append(order, fd.o)
+		}
+		batch[fd.o] = append(batch[fd.o], i)
+	}
+	if all == "" && len(changed) > 0 {
+		return nil, &ChangedError{Paths: changed}
+	}
+	touched := map[*branch]bool{}
+	for _, o := range order {
+		idx := batch[o]
+		ss := make([]*verify.Skill, len(idx))
+		for k, i := range idx {
+			ss[k] = fds[i].sn.s
+		}
+		n, err := o.approvals.approveMany(ss)
+		if n == 0 && err != nil && !errors.Is(err, store.ErrTooLarge) {
+			f.regate(touched)
+			return nil, fmt.Errorf("approve skills of %s: %w", o.cfg.Label, err)
+		}
+		for k, i := range idx {
+			if k >= n {
+				notes[i] = "not approved: " + err.Error()
+				continue
 			}
-			fd.o.log.Info("skill approved", "op", "approve", "uri", fd.sn.uri(), "path", joinPath(fd.o.cfg.Label, fd.sn.path))
-			touched[fd.o] = true
+			// One line per skill for a few; for many, one line in all
+			// (approvals.json names them) and the skills at debug level.
+			lvl := slog.LevelInfo
+			if n > maxApprovalLogLines {
+				lvl = slog.LevelDebug
+			}
+			o.log.Log(context.Background(), lvl, "skill approved", "op", "approve", "uri", fds[i].sn.uri(), "path", joinPath(o.cfg.Label, fds[i].sn.path))
+		}
+		if n > maxApprovalLogLines {
+			o.log.Info("skills approved", "op", "approve", "count", n)
+		}
+		if n < len(idx) {
+			o.log.Warn("approvals stopped at the cap of approvals.json", "op", "approve", "approved", n, "not_approved", len(idx)-n, "err", err)
+		}
+		if n > 0 {
+			touched[o] = true
 		}
 	}
 	f.regate(touched)
 	return f.rows(fds, notes), nil
 }
 
-// ApproveAll approves every pending skill (new or changed) of one origin.
-func (f *Core) ApproveAll(label string) ([]SkillInfo, error) {
-	o, ok := f.branch(label)
-	if !ok {
-		return nil, fmt.Errorf("%s: %w", label, ErrNotExist)
-	}
-	var refs []SkillRef
-	for _, h := range o.cat.current().waiting {
-		if h.state == approvalPending || h.state == approvalChanged {
-			refs = append(refs, SkillRef{Origin: label, URI: h.sn.uri()})
-		}
-	}
-	if len(refs) == 0 {
-		return []SkillInfo{}, nil
-	}
-	return f.Approve(refs)
-}
+// maxApprovalLogLines: an approval of more skills than this logs one line
+// in all at info level, and each skill at debug level.
+const maxApprovalLogLines = 20
 
 // Revoke removes approvals; the skills leave the tree at once (an open
 // file of theirs fails its next read with ReasonNotApproved).
+// approvals.json is written once per origin. A server whose approval is
+// off is an error.
 func (f *Core) Revoke(refs []SkillRef) ([]SkillInfo, error) {
 	fds, err := f.findAll(refs)
 	if err != nil {
 		return nil, err
 	}
 	notes := make([]string, len(fds))
-	touched := map[*branch]bool{}
+	batch := map[*branch][]string{}
+	var order []*branch
 	for i, fd := range fds {
 		if !fd.o.approvals.required() {
-			notes[i] = "approval is not required for this server; nothing to revoke"
-			continue
+			return nil, &RefError{Ref: refs[i], Reason: offReason(fd.o.cfg.Label)}
 		}
-		had, err := fd.o.approvals.revoke(fd.sn.uri())
+		if _, ok := batch[fd.o]; !ok {
+			order = append(order, fd.o)
+		}
+		batch[fd.o] = append(batch[fd.o], fd.sn.uri())
+	}
+	touched := map[*branch]bool{}
+	revoked := map[string]bool{}
+	for _, o := range order {
+		had, err := o.approvals.revokeMany(batch[o])
 		if err != nil {
 			f.regate(touched)
-			return nil, fmt.Errorf("revoke %s: %w", refs[i], err)
+			return nil, fmt.Errorf("revoke skills of %s: %w", o.cfg.Label, err)
 		}
-		if !had {
+		for _, u := range had {
+			revoked[o.cfg.Label+" "+u] = true
+		}
+		if len(had) > 0 {
+			touched[o] = true
+		}
+	}
+	for i, fd := range fds {
+		if !revoked[fd.o.cfg.Label+" "+fd.sn.uri()] {
 			notes[i] = "not approved; nothing to revoke"
 			continue
 		}
 		fd.o.log.Info("approval revoked", "op", "revoke", "uri", fd.sn.uri(), "path", joinPath(fd.o.cfg.Label, fd.sn.path))
-		touched[fd.o] = true
 	}
 	f.regate(touched)
 	return f.rows(fds, notes), nil
@@ -359,8 +533,9 @@ func (f *Core) findAll(refs []SkillRef) ([]found, error) {
 		return nil, errors.New("no skill named")
 	}
 	fds := make([]found, len(refs))
+	ix := byURI{}
 	for i, ref := range refs {
-		fd, err := f.find(ref)
+		fd, err := f.findIn(ref, ix)
 		if err != nil {
 			return nil, err
 		}
@@ -378,9 +553,20 @@ func (f *Core) regate(touched map[*branch]bool) {
 // rows returns each found skill's row from the tree now in force, with
 // notes in Detail.
 func (f *Core) rows(fds []found, notes []string) []SkillInfo {
+	want := map[*branch]map[string]bool{}
+	for _, fd := range fds {
+		if want[fd.o] == nil {
+			want[fd.o] = map[string]bool{}
+		}
+		want[fd.o][fd.sn.uri()] = true
+	}
+	infos := map[*branch]map[string]SkillInfo{}
+	for o, uris := range want {
+		infos[o] = o.infos(uris)
+	}
 	out := make([]SkillInfo, 0, len(fds))
 	for i, fd := range fds {
-		si, ok := fd.o.info(fd.sn.uri())
+		si, ok := infos[fd.o][fd.sn.uri()]
 		if !ok {
 			si = SkillInfo{Origin: fd.o.cfg.Label, URI: fd.sn.uri(), Path: joinPath(fd.o.cfg.Label, fd.sn.path), State: "removed",
 				Detail: "the server's listing no longer has this skill"}
@@ -389,6 +575,35 @@ func (f *Core) rows(fds []found, notes []string) []SkillInfo {
 			si.Detail = notes[i]
 		}
 		out = append(out, si)
+	}
+	return out
+}
+
+// infos is info of each of uris, in one pass over the current tree.
+func (o *branch) infos(uris map[string]bool) map[string]SkillInfo {
+	t := o.cat.current()
+	out := make(map[string]SkillInfo, len(uris))
+	failures := o.rd.failures.snapshot()
+	for _, sn := range t.skills {
+		if u := sn.uri(); uris[u] {
+			if _, ok := out[u]; !ok {
+				out[u] = o.skillInfo(t, sn, failures)
+			}
+		}
+	}
+	for _, h := range t.waiting {
+		if u := h.sn.uri(); uris[u] {
+			if _, ok := out[u]; !ok {
+				out[u] = o.waitingInfo(t, h)
+			}
+		}
+	}
+	for _, r := range t.rejected {
+		if uris[r.URI] {
+			if _, ok := out[r.URI]; !ok {
+				out[r.URI] = SkillInfo{Origin: o.cfg.Label, URI: r.URI, State: "rejected", Reason: string(r.Reason), Detail: r.Detail}
+			}
+		}
 	}
 	return out
 }

@@ -56,9 +56,15 @@ type dirListing struct {
 }
 
 // readable reports whether directory reads may add children under p: the
-// server supports them and p is not inside a skill with a manifest.
+// server supports them, p is not inside a skill with a manifest, and the
+// origin does not require approval. Under approval: required the tree is
+// the approved skills' manifests and nothing else: a directory read would
+// show names the server chose (the directories above and around a skill
+// not yet approved, or any other) before the user approved anything, and
+// confirm unlisted skills nobody asked for. `skillfs get` still adds an
+// unlisted skill, which then waits for approval.
 func (lr *dirReads) readable(t *tree, p string) bool {
-	if !lr.res.DirectoryRead() {
+	if !lr.res.DirectoryRead() || lr.cat.cfg.Approval.Required() {
 		return false
 	}
 	sn := t.skillAt(p)

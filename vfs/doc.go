@@ -67,13 +67,16 @@
 // URI, frontmatter and every (uri, size, digest), compared on every swap.
 // The others are held back whole (index.json state "pending", approval
 // "pending" or "changed"; a dynamic skill is "rejected", reason
-// "not-approvable"): no node of theirs is in the tree, directory reads
-// cannot bring their directories back, and a File of a skill that became
-// pending fails with ReasonNotApproved. A nested skill is placed on its own
-// approval with exactly its own manifest; its files stay plain files of an
-// approved enclosing skill. Approve and Revoke (the control socket's
-// methods) save the origin's approvals.json and rebuild the tree, so they
-// take effect at once, the kernel told like any swap.
+// "not-approvable"): no node of theirs is in the tree, no directory read is
+// made (so no name the server chose shows before an approval), and a File
+// of a skill that became pending fails with ReasonNotApproved. A nested
+// skill is placed on its own approval with exactly its own manifest; its
+// files stay plain files of an approved enclosing skill. Approve approves
+// a skill only when the SkillRef names the Binding.Digest of the entry held
+// at that instant (the one the user was shown); Approve and Revoke (the
+// control socket's methods) save the origin's approvals.json once per call
+// and rebuild the tree, so they take effect at once, the kernel told like
+// any swap.
 //
 // Nothing is fetched ahead of need: Stat, ReadDir and Open never read a
 // file; only the first read does.

@@ -129,6 +129,8 @@ type skillNode struct {
 	// approval is the skill's approval state when this tree was built (""
 	// when its origin does not require approval).
 	approval string
+	// digest caches the Binding.Digest of s (see bindingDigest).
+	digest atomic.Pointer[string]
 }
 
 func (s *skillNode) uri() string { return s.s.URI.String() }

@@ -34,13 +34,8 @@ func (a controlAPI) ShowSkillMD(ctx context.Context, ref control.SkillRef) ([]by
 	return b, refErr(err)
 }
 
-func (a controlAPI) Approve(refs []control.SkillRef) ([]vfs.SkillInfo, error) {
-	out, err := a.v.Approve(refs)
-	return out, refErr(err)
-}
-
-func (a controlAPI) ApproveAll(label string) ([]vfs.SkillInfo, error) {
-	out, err := a.v.ApproveAll(label)
+func (a controlAPI) Approve(refs []control.SkillRef, all string) ([]vfs.SkillInfo, error) {
+	out, err := a.v.Approve(refs, all)
 	return out, refErr(err)
 }
 

@@ -489,8 +489,17 @@ func newApproveCommand() *cobra.Command {
 	cmd := controlCommand("approve PATH... | --all LABEL | --origin LABEL URI...", "Approve skills waiting in `skillfs pending`; they appear in the mount at once",
 		`Approve shows what it is about to approve and asks on the terminal; --yes
 approves without asking (for scripts; needed when stdin is not a terminal).
-An approval binds the skill's server and every file's digest as held now:
-if the server changes any of it, the skill waits in `+"`skillfs pending`"+` again.
+
+An approval is bound to what approve showed you: the skill's server, URI,
+frontmatter and every file's size and digest, named by the binding digest
+that `+"`skillfs pending --json`"+` and `+"`skillfs inspect --json`"+` show. The mount
+approves a skill only if it still holds exactly that; if the server
+changed it in the meantime, nothing is approved and approve says so: run
+`+"`skillfs pending`"+` again. --all approves exactly the skills it listed: a
+skill that arrived after the listing is not approved, and one that changed
+is left pending and named. Exit status 1 when a skill was not approved.
+If the server changes an approved skill later, it waits in
+`+"`skillfs pending`"+` again.
 
 `+findHelp,
 		func(cmd *cobra.Command, args []string) error {
@@ -502,8 +511,8 @@ if the server changes any of it, the skill waits in `+"`skillfs pending`"+` agai
 		func(ctx context.Context, c *control.Client, args []string) error {
 			return runApprove(ctx, c, opts, args)
 		})
-	cmd.Flags().StringVar(&opts.all, "all", "", "approve every pending skill of this server (`LABEL`)")
-	cmd.Flags().BoolVarP(&opts.yes, "yes", "y", false, "do not ask")
+	cmd.Flags().StringVar(&opts.all, "all", "", "approve every pending skill of this server (`LABEL`), exactly as listed")
+	cmd.Flags().BoolVarP(&opts.yes, "yes", "y", false, "do not ask (what is approved is still what approve fetched and printed)")
 	cmd.Flags().StringVar(&opts.origin, "origin", "", "the arguments are URIs of this server (`LABEL`)")
 	opts.in = os.Stdin
 	opts.terminal = func() bool { return isTerminal(os.Stdin) }
@@ -511,73 +520,137 @@ if the server changes any of it, the skill waits in `+"`skillfs pending`"+` agai
 }
 
 func runApprove(ctx context.Context, c *control.Client, opts approveOptions, args []string) error {
+	// Buffered: --all prints a few lines per skill, and there may be
+	// tens of thousands; flushed before the question and at the end.
+	out := bufio.NewWriter(opts.out)
+	defer out.Flush()
+	opts.out = out
 	refs, err := opts.refs(c, args)
 	if err != nil {
 		return err
 	}
+	if !opts.yes && !opts.terminal() {
+		return usageError(errors.New("approve asks before approving and stdin is not a terminal: pass --yes to approve without asking"))
+	}
+	// What is shown is what is approved: every ref carries the binding
+	// digest of the entry shown here, and the mount approves nothing else.
+	refs, chosen, err := approvalBindings(ctx, c, opts, refs)
+	if err != nil {
+		return err
+	}
+	if opts.all != "" && len(refs) == 0 {
+		// Still ask the mount: it says whether the server needs approval.
+		if _, err := c.Approve(ctx, nil, opts.all); err != nil {
+			return remote(err)
+		}
+		fmt.Fprintln(opts.out, "nothing to approve")
+		return nil
+	}
+	if len(chosen) > 0 && (!opts.yes || !opts.json) {
+		fmt.Fprintln(opts.out, "These skills will be approved exactly as shown here (see `skillfs inspect --show PATH`); if the server changes one before the mount approves it, it is not approved:")
+		printPending(opts.out, chosen)
+		for _, p := range chosen {
+			fmt.Fprintf(opts.out, "  %s binding %s\n", cell(p.Skill.Path, 0), p.Binding)
+		}
+	}
 	if !opts.yes {
-		if !opts.terminal() {
-			return usageError(errors.New("approve asks before approving and stdin is not a terminal: pass --yes to approve without asking"))
-		}
-		n, err := showApproval(ctx, c, opts, refs)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			fmt.Fprintln(opts.out, "nothing to approve")
-			return nil
-		}
-		fmt.Fprintf(opts.out, "Approve %d skills? [y/N] ", n)
+		fmt.Fprintf(opts.out, "Approve %d skills? [y/N] ", len(refs))
+		out.Flush()
 		answer, _ := bufio.NewReader(opts.in).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 			fmt.Fprintln(opts.out, "not approved")
 			return nil
 		}
 	}
-	var done []control.Skill
-	if opts.all != "" {
-		done, err = c.ApproveAll(ctx, opts.all)
-	} else {
-		done, err = c.Approve(ctx, refs)
-	}
+	done, err := c.Approve(ctx, refs, opts.all)
 	if err != nil {
+		if errors.Is(err, control.ErrChanged) {
+			return &exitError{code: exitFailure, err: err}
+		}
 		return remote(err)
 	}
-	if opts.json {
-		return opts.printJSON(done)
-	}
+	failed := 0
 	for _, s := range done {
-		fmt.Fprintf(opts.out, "approved %s (%s)\n", cell(s.Path, 0), cell(s.Approval, 0))
+		if s.Approval != "approved" {
+			failed++
+		}
+	}
+	if opts.json {
+		if err := opts.printJSON(done); err != nil {
+			return err
+		}
+	} else {
+		for _, s := range done {
+			name := s.Path
+			if name == "" {
+				name = s.Origin + " " + s.URI
+			}
+			switch {
+			case s.Approval != "approved":
+				fmt.Fprintf(opts.out, "not approved %s: %s\n", cell(name, 0), cell(s.Detail, 0))
+			case s.Detail == "already approved; nothing changed":
+				fmt.Fprintf(opts.out, "approved %s (already approved; nothing changed)\n", cell(name, 0))
+			default:
+				fmt.Fprintf(opts.out, "approved %s\n", cell(name, 0))
+			}
+		}
+	}
+	if failed > 0 {
+		return &exitError{code: exitFailure, err: fmt.Errorf("%d of %d skills were not approved (see above)", failed, len(done))}
 	}
 	return nil
 }
 
-// showApproval prints what approving would approve and returns how many
-// skills that is.
-func showApproval(ctx context.Context, c *control.Client, opts approveOptions, refs []control.SkillRef) (int, error) {
+// approvalBindings gives each ref the binding digest of the entry the
+// mount holds now and returns the pending rows to show: for --all, every
+// pending skill of the server (the refs are those); otherwise each ref's
+// pending row, or its inspection when it is not pending (already
+// approved, say: the mount's answer says so).
+func approvalBindings(ctx context.Context, c *control.Client, opts approveOptions, refs []control.SkillRef) ([]control.SkillRef, []control.Pending, error) {
 	ps, err := c.Pending(ctx)
 	if err != nil {
-		return 0, remote(err)
+		return nil, nil, remote(err)
 	}
 	var chosen []control.Pending
-	for _, p := range ps {
-		if opts.all != "" && p.Skill.Origin == opts.all {
-			chosen = append(chosen, p)
-		}
-		for _, r := range refs {
-			if (r.Path != "" && r.Path == p.Skill.Path) || (r.Path == "" && r.Origin == p.Skill.Origin && r.URI == p.Skill.URI) {
+	if opts.all != "" {
+		refs = nil
+		for _, p := range ps {
+			if p.Skill.Origin == opts.all {
 				chosen = append(chosen, p)
+				refs = append(refs, control.SkillRef{Origin: p.Skill.Origin, URI: p.Skill.URI, Binding: p.Binding})
 			}
 		}
+		return refs, chosen, nil
 	}
-	if len(chosen) < len(refs) {
-		fmt.Fprintf(opts.out, "%d of the skills named are not waiting for approval (see `skillfs pending`)\n", len(refs)-len(chosen))
+	out := make([]control.SkillRef, len(refs))
+	notPending := 0
+	for i, r := range refs {
+		matched := false
+		for _, p := range ps {
+			if (r.Path != "" && r.Path == p.Skill.Path) || (r.Path == "" && r.Origin == p.Skill.Origin && r.URI == p.Skill.URI) {
+				chosen = append(chosen, p)
+				out[i] = control.SkillRef{Origin: p.Skill.Origin, URI: p.Skill.URI, Binding: p.Binding}
+				matched = true
+				break
+			}
+		}
+		if matched {
+			continue
+		}
+		ins, err := c.Inspect(ctx, r)
+		if err != nil {
+			return nil, nil, remote(err)
+		}
+		notPending++
+		out[i] = control.SkillRef{Origin: ins.Skill.Origin, URI: ins.Skill.URI, Binding: ins.Binding}
+		if out[i].URI == "" {
+			out[i] = r
+		}
 	}
-	if len(chosen) > 0 {
-		fmt.Fprintln(opts.out, "These skills will be approved as the server holds them now (see `skillfs inspect --show PATH`):")
-		printPending(opts.out, chosen)
+	if notPending > 0 {
+		fmt.Fprintf(opts.out, "%d of the skills named are not waiting for approval (see `skillfs pending`)\n", notPending)
 	}
-	return len(chosen), nil
+	return out, chosen, nil
 }
 
 func newRevokeCommand() *cobra.Command {
@@ -597,6 +670,10 @@ func newRevokeCommand() *cobra.Command {
 				return opts.printJSON(done)
 			}
 			for _, s := range done {
+				if s.Detail == "not approved; nothing to revoke" {
+					fmt.Fprintf(opts.out, "not revoked %s: it was not approved\n", cell(s.Path, 0))
+					continue
+				}
 				fmt.Fprintf(opts.out, "revoked %s\n", cell(s.Path, 0))
 			}
 			return nil

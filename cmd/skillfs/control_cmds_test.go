@@ -23,15 +23,16 @@ func (p *pendingAPI) Status() vfs.Status {
 func (p *pendingAPI) Skills() []vfs.SkillInfo { return nil }
 func (p *pendingAPI) Pending() []control.Pending {
 	return []control.Pending{
-		{Skill: vfs.SkillInfo{Origin: "acme", Path: "acme/new", Flags: []string{"hooks"}}},
-		{Skill: vfs.SkillInfo{Origin: "acme", Path: "acme/changed"}, Changed: &control.ApprovalChange{Added: []string{"b.md"}, Changed: []string{"SKILL.md"}, Frontmatter: []string{"description"}}},
+		{Skill: vfs.SkillInfo{Origin: "acme", URI: "skill://new/SKILL.md", Path: "acme/new", Flags: []string{"hooks"}}, Binding: "sha256:new"},
+		{Skill: vfs.SkillInfo{Origin: "acme", URI: "skill://changed/SKILL.md", Path: "acme/changed"}, Binding: "sha256:changed",
+			Changed: &control.ApprovalChange{Added: []string{"b.md"}, Changed: []string{"SKILL.md"}, Frontmatter: []string{"description"}}},
 	}
 }
-func (p *pendingAPI) Approve(refs []control.SkillRef) ([]vfs.SkillInfo, error) {
+func (p *pendingAPI) Approve(refs []control.SkillRef, _ string) ([]vfs.SkillInfo, error) {
 	p.approved = append(p.approved, refs...)
 	var out []vfs.SkillInfo
 	for _, r := range refs {
-		out = append(out, vfs.SkillInfo{Path: r.Path})
+		out = append(out, vfs.SkillInfo{Path: "acme/" + strings.TrimSuffix(strings.TrimPrefix(r.URI, "skill://"), "/SKILL.md"), Approval: "approved"})
 	}
 	return out, nil
 }
@@ -64,7 +65,7 @@ func TestApproveAsksOnTheTerminal(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := out.String()
-		for _, w := range []string{"acme/new", "new", "hooks", "acme/changed", "+b.md ~SKILL.md frontmatter: description", "Approve 2 skills? [y/N] ", tc.want} {
+		for _, w := range []string{"acme/new", "new", "hooks", "acme/changed", "+b.md ~SKILL.md frontmatter: description", "Approve 2 skills? [y/N] ", "acme/new binding sha256:new", tc.want} {
 			if !strings.Contains(got, w) {
 				t.Errorf("answer %q: output lacks %q:\n%s", tc.answer, w, got)
 			}
@@ -73,8 +74,12 @@ func TestApproveAsksOnTheTerminal(t *testing.T) {
 			t.Errorf("answer %q: approved %v", tc.answer, api.approved)
 		}
 	}
-	if api.approved[1].Path != "acme/changed" {
-		t.Errorf("an absolute path to SKILL.md became %+v", api.approved[1])
+	// Each approval names the binding that was shown.
+	if r := api.approved[1]; r.URI != "skill://changed/SKILL.md" || r.Binding != "sha256:changed" {
+		t.Errorf("an absolute path to SKILL.md became %+v", r)
+	}
+	if r := api.approved[0]; r.Binding != "sha256:new" {
+		t.Errorf("acme/new was approved as %+v", r)
 	}
 	var out bytes.Buffer
 	opts := approveOptions{controlOptions: controlOptions{out: &out}, terminal: func() bool { return false }}
