@@ -87,7 +87,7 @@ func timedCatalog(t *testing.T, root string, clock *testClock, log *warnLog) (*c
 	t.Cleanup(func() {
 		// Write now what a save due later would write, so that it does
 		// not land in a directory being removed.
-		c.times.flush()
+		c.times.stop()
 		for _, w := range log.take() {
 			t.Errorf("unexpected warning: %s", w)
 		}
