@@ -54,11 +54,18 @@ func TestHeavyListingIsBounded(t *testing.T) {
 	cfg := writeConfig(t, map[string]any{
 		"good":  good.entry(),
 		"heavy": hostileStdio(t, hostile.Options{Fixtures: []string{}, Mode: hostile.ModeHeavyList, Heavy: heavy}),
-	}, map[string]any{"defaults": map[string]any{"limits": map[string]any{"call_timeout": "60s", "list_timeout": "5m"}}})
-	m := startMount(t, cfg, "--startup-timeout", "5m")
+	}, map[string]any{"defaults": map[string]any{"limits": map[string]any{
+		// The caps are what is tested, not the server's speed: each page is
+		// about 17 MB that the hostile server (a -race binary) renders and
+		// the daemon checks, which on a saturated machine can take longer
+		// than the default call_timeout of 30 s. Only the test's own wait
+		// fails a hang.
+		"call_timeout": "10m", "list_timeout": "10m",
+	}}})
+	m := startMount(t, cfg, "--startup-timeout", "10m")
 	m.warnings = true // the truncation is a warning, as it should be
 	var st originStatus
-	waitFor(t, 5*time.Minute, "the heavy origin's live catalog", func() bool {
+	waitFor(t, 10*time.Minute, "the heavy origin's live catalog", func() bool {
 		st = readStatus(t, m)["heavy"]
 		return st.Catalog == "live"
 	})

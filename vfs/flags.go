@@ -19,9 +19,15 @@ type flagBook struct {
 	store *store.Bucket
 	log   *slog.Logger
 
+	// saveMu is held by a save from taking the pending tree until its
+	// write is done: saves are written in order, and the final flush
+	// (stop) waits for one under way rather than return while it writes.
+	saveMu sync.Mutex
+
 	mu      sync.Mutex
 	flags   map[string][]string
 	pending *tree // the tree to save against, when a save is due
+	stopped bool  // the final flush is done: nothing is saved after it
 	// gen counts the changes of flags (see failureLog.gen).
 	gen atomic.Uint64
 }
@@ -57,10 +63,13 @@ func (b *flagBook) note(key string, flags []string) bool {
 }
 
 // saveSoon saves against t after saveDelay, once for all the notes made
-// meanwhile.
+// meanwhile; after stop it does nothing.
 func (b *flagBook) saveSoon(t *tree) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.stopped {
+		return
+	}
 	due := b.pending != nil
 	b.pending = t
 	if !due {
@@ -68,11 +77,31 @@ func (b *flagBook) saveSoon(t *tree) {
 	}
 }
 
-// flush writes a save that is due now.
+// flush writes a save that is due now (saveSoon's timer).
 func (b *flagBook) flush() {
+	b.saveMu.Lock()
+	defer b.saveMu.Unlock()
 	b.mu.Lock()
 	t := b.pending
 	b.pending = nil
+	b.mu.Unlock()
+	if t != nil {
+		b.save(t)
+	}
+}
+
+// stop is the final flush, when the origin's supervisor has ended: it
+// writes a save still waiting for its delay, after one under way, and no
+// save is written after it (a timer that fires later finds nothing due), so
+// the process can exit, or a new session of the same origin take over its
+// store, without a write in flight.
+func (b *flagBook) stop() {
+	b.saveMu.Lock()
+	defer b.saveMu.Unlock()
+	b.mu.Lock()
+	t := b.pending
+	b.pending = nil
+	b.stopped = true
 	b.mu.Unlock()
 	if t != nil {
 		b.save(t)

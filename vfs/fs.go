@@ -177,8 +177,8 @@ func (f *Core) launch(o *branch) {
 		defer f.wg.Done()
 		defer close(o.done)
 		o.res.Run(o.life)
-		o.rd.flags.flush() // a save still waiting for its delay
-		o.cat.times.flush()
+		o.rd.flags.stop() // a save still waiting for its delay
+		o.cat.times.stop()
 	}()
 }
 

@@ -39,6 +39,7 @@ type timeBook struct {
 	pending chan struct{} // closed when the track under way is done (trackAsync)
 	due     bool          // a save is scheduled
 	changed bool          // first differs from what was saved or loaded
+	stopped bool          // the final flush is done: nothing is saved after it
 }
 
 func newTimeBook(st *store.Bucket, log *slog.Logger) *timeBook {
@@ -77,7 +78,7 @@ func (b *timeBook) track(cat *resolver.Catalog, now time.Time) {
 		b.changed = true
 	}
 	b.first = next
-	save := b.changed && !b.due
+	save := b.changed && !b.due && !b.stopped
 	if save {
 		b.due = true
 	}
@@ -199,11 +200,22 @@ func (m firstTimes) at(d skill.Digest) (time.Time, bool) {
 }
 
 // flush writes the book when it changed since it was last written.
-func (b *timeBook) flush() {
+func (b *timeBook) flush() { b.save(false) }
+
+// stop is the final flush, when the origin's supervisor has ended: it
+// writes the book, after a save under way, and no save is written after it.
+func (b *timeBook) stop() { b.save(true) }
+
+func (b *timeBook) save(final bool) {
 	b.saveMu.Lock()
 	defer b.saveMu.Unlock()
 	b.mu.Lock()
 	b.due = false
+	if b.stopped {
+		b.mu.Unlock()
+		return
+	}
+	b.stopped = final
 	if !b.changed {
 		b.mu.Unlock()
 		return

@@ -87,7 +87,7 @@ func timedCatalog(t *testing.T, root string, clock *testClock, log *warnLog) (*c
 	t.Cleanup(func() {
 		// Write now what a save due later would write, so that it does
 		// not land in a directory being removed.
-		c.times.flush()
+		c.times.stop()
 		for _, w := range log.take() {
 			t.Errorf("unexpected warning: %s", w)
 		}
@@ -185,6 +185,33 @@ func TestFileTimesAreWhenTheContentWasFirstHeld(t *testing.T) {
 // TestFileTimesOnlyForVerifiableContent: a dynamic skill's files have no
 // digest to go by and keep the time of the catalog that first showed them
 // while they stay the same; an empty origin shows the listing time.
+// After the final flush (stop) the file times are not saved again: a
+// catalog still changing once its origin has stopped (a confirm through a
+// file left open) changes the book, and a timer that fires then writes
+// nothing; a new session of the origin may own the store by then.
+func TestFileTimesNotSavedAfterStop(t *testing.T) {
+	root := t.TempDir()
+	clock := &testClock{}
+	clock.set(1000)
+	c, _ := timedCatalog(t, root, clock, &warnLog{})
+	c.put(twoSkills(t, "n1"))
+	c.times.snapshot() // the track under way is done
+	c.times.stop()
+	path := filepath.Join(c.store.Dir(), "times.bin")
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("times.bin after stop: %v", err)
+	}
+	clock.set(2000)
+	c.put(twoSkills(t, "n2"))
+	c.times.snapshot()
+	c.times.flush() // as the timer would
+	after, err := os.Stat(path)
+	if err != nil || !os.SameFile(before, after) {
+		t.Errorf("times.bin was written again after stop (%v)", err)
+	}
+}
+
 func TestFileTimesOnlyForVerifiableContent(t *testing.T) {
 	clock := &testClock{}
 	clock.set(1000)

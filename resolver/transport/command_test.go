@@ -190,6 +190,50 @@ func TestCommandCloseKillsGroup(t *testing.T) {
 	}
 }
 
+// On a machine so loaded that no server is gone by the time SIGKILL follows
+// SIGTERM (a grace of zero), Close still reports only the server that was
+// running when SIGKILL reached it: one that ignores SIGTERM, not one that
+// SIGTERM killed and that was merely not yet reaped.
+func TestCommandCloseReportsOnlyIgnoredTerm(t *testing.T) {
+	saved := termGrace
+	termGrace = 0
+	t.Cleanup(func() { termGrace = saved })
+	tests := []struct {
+		name string
+		cmd  func() *exec.Cmd
+		warn int
+	}{
+		// sleep keeps SIGTERM's default action: the signal decides its
+		// exit status when it is sent.
+		{"killed-by-term", func() *exec.Cmd { return exec.Command("sleep", "1000") }, 0},
+		{"ignore-term", func() *exec.Cmd { return childCmd("ignore-term") }, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := exec.LookPath("sleep"); err != nil {
+				t.Skip("no sleep command")
+			}
+			var expect []string
+			if tt.warn > 0 {
+				expect = []string{"ignored SIGTERM"}
+			}
+			log, rec := newTestLog(t, expect...)
+			cmd := tt.cmd()
+			conn, err := Command(cmd, Options{Logger: log}).Connect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := conn.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			assertGone(t, []int{cmd.Process.Pid})
+			if n := len(rec.matching(slog.LevelWarn, "ignored SIGTERM")); n != tt.warn {
+				t.Errorf("%d SIGKILL warnings, want %d: %v", n, tt.warn, rec.records())
+			}
+		})
+	}
+}
+
 func TestCommandLeaderExitEndsStream(t *testing.T) {
 	log, rec := newTestLog(t)
 	conn, err := Command(childCmd("exit-leave-grandchild"), Options{Logger: log}).Connect(context.Background())
