@@ -1,0 +1,39 @@
+//go:build linux
+
+package integration
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/skillfs/skillfs/integration/hostile"
+)
+
+// Conformance to the Final SEP-2640 text (issue 19 items 1-5).
+
+// An entry with no resources at all is invalid and never loaded, even on a
+// server allowed dynamic skills: only "resources": "dynamic" makes one
+// (issue 19 item 4).
+func TestEntryWithoutResourcesIsNeverLoaded(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, map[string]any{
+		"dyn": hostileStdio(t, hostile.Options{Fixtures: []string{hostile.Dynamic, hostile.NoResources}}),
+	}, map[string]any{"servers": map[string]any{"dyn": map[string]any{"allow_dynamic": true}}})
+	m := startMount(t, cfg)
+	m.warnings = true
+	// The dynamic skill is there: allow_dynamic is in force.
+	if _, err := os.ReadFile(m.Path("dyn", hostile.Dynamic, "SKILL.md")); err != nil {
+		t.Fatalf("the dynamic skill under allow_dynamic: %v", err)
+	}
+	if _, err := os.Stat(m.Path("dyn", hostile.NoResources)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the entry without resources is in the tree (%v), want ENOENT", err)
+	}
+	if _, err := os.ReadFile(m.Path("dyn", hostile.NoResources, "SKILL.md")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("read of its SKILL.md: %v, want ENOENT", err)
+	}
+	state, reason, _, ok := indexEntry(t, m, "dyn", "skill://"+hostile.NoResources+"/SKILL.md")
+	if !ok || state != "rejected" || reason != "missing-resources" {
+		t.Errorf("index.json: found %v, state %q, reason %q; want rejected, missing-resources", ok, state, reason)
+	}
+}
