@@ -136,8 +136,11 @@ func checkConformance(t *testing.T, p *peer, fx *fixture, pageSize int) {
 		g, err := mcp.CallCustomMethod[*getParams, *getResult](ctx, p.cs, "skills/get", &getParams{URI: e.URI})
 		if err != nil {
 			t.Errorf("skills/get %s: %v", e.URI, err)
-		} else if !reflect.DeepEqual(g.Skill, e) {
-			t.Errorf("skills/get %s differs from the listing:\n get  %#v\n list %#v", e.URI, g.Skill, e)
+		} else {
+			if !reflect.DeepEqual(g.Skill, e) {
+				t.Errorf("skills/get %s differs from the listing:\n get  %#v\n list %#v", e.URI, g.Skill, e)
+			}
+			checkGetCacheable(t, init.ProtocolVersion, e.URI, g)
 		}
 	}
 
@@ -261,6 +264,22 @@ func checkConformance(t *testing.T, p *peer, fx *fixture, pageSize int) {
 		if !strings.Contains(p.stderr.String(), line) {
 			t.Errorf("stderr does not report %s; stderr:\n%s", rel, p.stderr)
 		}
+	}
+}
+
+// checkGetCacheable checks what the Final SEP-2640 text asks of a
+// skills/get result: in the 2026-07-28 protocol resultType "complete" and
+// the REQUIRED ttlMs and cacheScope; in the older one, none of them.
+func checkGetCacheable(t *testing.T, era, uri string, g *getResult) {
+	t.Helper()
+	if era >= "2026-07-28" {
+		if g.ResultType != "complete" || g.TTLMs == nil || *g.TTLMs < 0 || g.CacheScope == nil || *g.CacheScope != "public" {
+			t.Errorf("skills/get %s: resultType %q, ttlMs %v, cacheScope %v; want complete, a ttlMs >= 0, public", uri, g.ResultType, g.TTLMs, g.CacheScope)
+		}
+		return
+	}
+	if g.TTLMs != nil || g.CacheScope != nil {
+		t.Errorf("skills/get %s in %s: ttlMs %v, cacheScope %v; the older protocol has neither", uri, era, g.TTLMs, g.CacheScope)
 	}
 }
 

@@ -36,7 +36,10 @@ type getParams struct {
 
 type getResult struct {
 	mcp.ResultBase
-	Skill skill.Entry `json:"skill"`
+	Skill      skill.Entry `json:"skill"`
+	ResultType string      `json:"resultType,omitempty"`
+	TTLMs      *int        `json:"ttlMs,omitempty"`
+	CacheScope *string     `json:"cacheScope,omitempty"`
 }
 
 type dirParams struct {
