@@ -3,8 +3,11 @@
 package integration
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/skillfs/skillfs/integration/hostile"
@@ -35,5 +38,44 @@ func TestEntryWithoutResourcesIsNeverLoaded(t *testing.T) {
 	state, reason, _, ok := indexEntry(t, m, "dyn", "skill://"+hostile.NoResources+"/SKILL.md")
 	if !ok || state != "rejected" || reason != "missing-resources" {
 		t.Errorf("index.json: found %v, state %q, reason %q; want rejected, missing-resources", ok, state, reason)
+	}
+}
+
+// skillfs declares the extension in its client capabilities
+// (extensions["io.modelcontextprotocol/skills"] = {}), and a real server
+// sees it: at initialize in the older protocol, in every request's _meta in
+// the 2026-07-28 one (issue 19 item 3).
+func TestClientDeclaresSkillsExtension(t *testing.T) {
+	t.Parallel()
+	capsLog := filepath.Join(t.TempDir(), "caps.log")
+	cfg := writeConfig(t, map[string]any{
+		"acme": hostileStdio(t, hostile.Options{Fixtures: []string{}, CapsLog: capsLog}),
+	}, nil)
+	m := startMount(t, cfg)
+	if _, err := os.ReadFile(m.Path("acme", hostile.HonestA, "SKILL.md")); err != nil {
+		t.Fatalf("read through the mount: %v", err)
+	}
+	b, err := os.ReadFile(capsLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		method, ext, _ := strings.Cut(line, " ")
+		if method != "skills/list" {
+			continue
+		}
+		lists++
+		var got map[string]any
+		if err := json.Unmarshal([]byte(ext), &got); err != nil {
+			t.Fatalf("caps log line %q: %v", line, err)
+		}
+		v, ok := got["io.modelcontextprotocol/skills"]
+		if settings, isObj := v.(map[string]any); !ok || !isObj || len(settings) != 0 {
+			t.Errorf("skills/list: the server sees client extensions %s, want io.modelcontextprotocol/skills: {}", ext)
+		}
+	}
+	if lists == 0 {
+		t.Fatalf("no skills/list in the caps log:\n%s", b)
 	}
 }
