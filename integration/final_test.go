@@ -3,11 +3,14 @@
 package integration
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/skillfs/skillfs/integration/hostile"
@@ -77,5 +80,101 @@ func TestClientDeclaresSkillsExtension(t *testing.T) {
 	}
 	if lists == 0 {
 		t.Fatalf("no skills/list in the caps log:\n%s", b)
+	}
+}
+
+// privateGet is a server whose listing is public and whose skills/get
+// answers are marked cacheScope "private", with one skill reachable only
+// through skills/get: skill://walk/w-0/SKILL.md, pinned in the config.
+func privateGet() (hostile.Options, map[string]any) {
+	return hostile.Options{Fixtures: []string{}, Mode: hostile.ModeUnlistedCrowd, Crowd: 1, CacheScope: "public", GetCacheScope: "private"},
+		map[string]any{"pin": []string{"skill://walk/w-0/SKILL.md"}}
+}
+
+// A skills/get answer marked private is treated like a private listing: on
+// a mount other users can read (--allow-other) the skill it confirms is
+// not shown, while the public listing beside it is (issue 19 item 1).
+func TestPrivateSkillsGetIsWithheldUnderAllowOther(t *testing.T) {
+	t.Parallel()
+	opts, srv := privateGet()
+	cfg := writeConfig(t, map[string]any{"priv": hostileStdio(t, opts)},
+		map[string]any{"servers": map[string]any{"priv": srv}})
+	m := startMount(t, cfg, "--allow-other")
+	m.warnings = true // the withholding is a warning
+	want := hostile.Files(hostile.HonestA)["skill://honest-a/SKILL.md"]
+	if got, err := os.ReadFile(m.Path("priv", "honest-a", "SKILL.md")); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("the public listing's honest-a: %v", err)
+	}
+	for _, p := range [][]string{{"walk", "w-0", "SKILL.md"}, {"walk", "w-0"}} {
+		if _, err := os.Stat(m.Path(append([]string{"priv"}, p...)...)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("stat priv/%s: %v, want ENOENT", strings.Join(p, "/"), err)
+		}
+	}
+	if _, err := os.ReadFile(m.Path("priv", "walk", "w-0", "SKILL.md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("read of the private skill's SKILL.md: %v, want ENOENT", err)
+	}
+	state, _, _, found := indexEntry(t, m, "priv", "skill://walk/w-0/SKILL.md")
+	if found && state != "rejected" {
+		t.Errorf("index.json shows the private skill as %q", state)
+	}
+	if st := readStatus(t, m)["priv"]; st.Skills != 2 || st.CacheScope != "public" {
+		t.Errorf("status.json: %+v; want the 2 public skills", st)
+	}
+}
+
+// Without --allow-other the skill a private skills/get answer confirms is
+// shown, and the catalog holding it is saved under the credentials it was
+// asked with: after a restart with the server down it is shown again under
+// the same Authorization header, and not under another (issue 19 item 1).
+// The skill is reached both ways skillfs calls skills/get: pinned in the
+// config, and found by directory reads.
+func TestPrivateSkillsGetIsSavedWithItsCredentials(t *testing.T) {
+	t.Parallel()
+	opts, pinned := privateGet()
+	for name, srv := range map[string]map[string]any{"pinned": pinned, "walked": {}} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			privateGetSaved(t, opts, srv)
+		})
+	}
+}
+
+func privateGetSaved(t *testing.T, opts hostile.Options, srv map[string]any) {
+	url, kill := hostileHTTPProc(t, opts)
+	withToken := func(token string) string {
+		entry := map[string]any{"type": "http", "url": url, "headers": map[string]string{"Authorization": "Bearer " + token}}
+		return writeConfig(t, map[string]any{"priv": entry},
+			map[string]any{"servers": map[string]any{"priv": srv}, "defaults": map[string]any{"limits": map[string]any{"connect_timeout": "2s"}}})
+	}
+	m := startMount(t, withToken("alice"))
+	// The body hostile's unlisted-crowd skills carry.
+	const w0Body = "Found by a directory read, confirmed by skills/get.\n"
+	w0, err := os.ReadFile(m.Path("priv", "walk", "w-0", "SKILL.md"))
+	if err != nil || !bytes.HasSuffix(w0, []byte(w0Body)) {
+		t.Fatalf("the pinned skill confirmed by a private skills/get: %q, %v", w0, err)
+	}
+	if st := readStatus(t, m)["priv"]; st.Catalog != "live" || st.Skills != 3 || st.CacheScope != "private" {
+		t.Fatalf("first mount: %+v; want 3 skills, scope private", st)
+	}
+	m.Stop(t)
+	kill()
+
+	same := &mount{Dir: m.Dir, Cache: m.Cache, log: &syncBuffer{}, warnings: true}
+	same.start(t, withToken("alice"))
+	if st := readStatus(t, same)["priv"]; st.Catalog != "saved" || st.Skills != 3 {
+		t.Errorf("restart, server down, same credentials: %+v; want the saved catalog", st)
+	}
+	if got, err := os.ReadFile(same.Path("priv", "walk", "w-0", "SKILL.md")); err != nil || !bytes.Equal(got, w0) {
+		t.Errorf("the private skill, same credentials: %v", err)
+	}
+	same.Stop(t)
+
+	other := &mount{Dir: m.Dir, Cache: m.Cache, log: &syncBuffer{}, warnings: true}
+	other.start(t, withToken("mallory"))
+	if st := readStatus(t, other)["priv"]; st.Catalog != "none" || st.Skills != 0 {
+		t.Errorf("restart, server down, other credentials: %+v; want no catalog", st)
+	}
+	if _, err := os.Stat(other.Path("priv", "walk", "w-0")); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("stat priv/walk/w-0 under other credentials: %v, want ENOENT", err)
 	}
 }

@@ -57,6 +57,10 @@ type Skill struct {
 	Dynamic bool
 	Files   []File // one per resource, in manifest order; empty when Dynamic
 	Flags   []Flag // from the entry's frontmatter, sorted
+	// Private is set by the resolver when the skills/get answer that
+	// carried the entry was marked cacheScope "private": the entry belongs
+	// to the credentials it was asked with, as a private listing does.
+	Private bool
 }
 
 // File is one resource of a checked skill. Resource points into the
