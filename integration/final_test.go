@@ -178,3 +178,28 @@ func privateGetSaved(t *testing.T, opts hostile.Options, srv map[string]any) {
 		t.Errorf("stat priv/walk/w-0 under other credentials: %v, want ENOENT", err)
 	}
 }
+
+// A SKILL.md that starts with a UTF-8 BOM is refused by `skillfs serve`,
+// which serves files as they are on disk: a strict client (SKILL.md must
+// begin with "---") would reject it, so it is never published, and a mount
+// of that server does not show it; the skill beside it is served (issue 19
+// item 5).
+func TestServeNeverPublishesABOMSkill(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"plain/SKILL.md": skillMD("plain", "A plain skill", "# plain\n"),
+		"bom/SKILL.md":   "\uFEFF" + skillMD("bom", "A skill saved with a BOM", "# bom\n"),
+	})
+	cfg := writeConfig(t, map[string]any{"local": stdioServe(dir, filepath.Join(t.TempDir(), "access.log"))}, nil)
+	m := startMount(t, cfg)
+	if got, err := os.ReadFile(m.Path("local", "plain", "SKILL.md")); err != nil || !bytes.HasPrefix(got, []byte("---\n")) {
+		t.Errorf("the plain skill: %q, %v", got, err)
+	}
+	if _, err := os.Stat(m.Path("local", "bom")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("stat local/bom: %v, want ENOENT (serve must not publish it)", err)
+	}
+	if _, _, _, found := indexEntry(t, m, "local", "skill://bom/SKILL.md"); found {
+		t.Errorf("index.json names skill://bom/SKILL.md: serve published it")
+	}
+}

@@ -244,7 +244,7 @@ func checkConformance(t *testing.T, p *peer, fx *fixture, pageSize int) {
 
 	// What must fail with -32602.
 	someFile := entries[0].Resources[len(entries[0].Resources)-1].URI
-	for _, uri := range []string{"skill://nope/SKILL.md", someFile, "skill://bad-name/SKILL.md", "not a uri", ""} {
+	for _, uri := range []string{"skill://nope/SKILL.md", someFile, "skill://bad-name/SKILL.md", "skill://bom/SKILL.md", "not a uri", ""} {
 		_, err := mcp.CallCustomMethod[*getParams, *getResult](ctx, p.cs, "skills/get", &getParams{URI: uri})
 		wantInvalidParams(t, "skills/get "+uri, err)
 	}
@@ -252,7 +252,7 @@ func checkConformance(t *testing.T, p *peer, fx *fixture, pageSize int) {
 		_, err := mcp.CallCustomMethod[*dirParams, *dirResult](ctx, p.cs, "resources/directory/read", &dirParams{URI: uri})
 		wantInvalidParams(t, "resources/directory/read "+uri, err)
 	}
-	for _, uri := range []string{"skill://bad-name/SKILL.md", "skill://solo-00/leak.txt", "skill://README.md", "skill://solo-00/.git/HEAD"} {
+	for _, uri := range []string{"skill://bad-name/SKILL.md", "skill://bom/SKILL.md", "skill://solo-00/leak.txt", "skill://README.md", "skill://solo-00/.git/HEAD"} {
 		_, err := p.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		wantInvalidParams(t, "resources/read "+uri, err)
 	}
