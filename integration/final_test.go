@@ -85,9 +85,10 @@ func TestClientDeclaresSkillsExtension(t *testing.T) {
 
 // privateGet is a server whose listing is public and whose skills/get
 // answers are marked cacheScope "private", with one skill reachable only
-// through skills/get: skill://walk/w-0/SKILL.md, pinned in the config.
+// through skills/get: skill://walk/w-0/SKILL.md, pinned in the config, and
+// skill://walk/w-1/SKILL.md, found by directory reads only.
 func privateGet() (hostile.Options, map[string]any) {
-	return hostile.Options{Fixtures: []string{}, Mode: hostile.ModeUnlistedCrowd, Crowd: 1, CacheScope: "public", GetCacheScope: "private"},
+	return hostile.Options{Fixtures: []string{}, Mode: hostile.ModeUnlistedCrowd, Crowd: 2, CacheScope: "public", GetCacheScope: "private"},
 		map[string]any{"pin": []string{"skill://walk/w-0/SKILL.md"}}
 }
 
@@ -105,7 +106,8 @@ func TestPrivateSkillsGetIsWithheldUnderAllowOther(t *testing.T) {
 	if got, err := os.ReadFile(m.Path("priv", "honest-a", "SKILL.md")); err != nil || !bytes.Equal(got, want) {
 		t.Errorf("the public listing's honest-a: %v", err)
 	}
-	for _, p := range [][]string{{"walk", "w-0", "SKILL.md"}, {"walk", "w-0"}} {
+	// w-0 is pinned; w-1 is looked up through directory reads.
+	for _, p := range [][]string{{"walk", "w-0", "SKILL.md"}, {"walk", "w-0"}, {"walk", "w-1", "SKILL.md"}, {"walk", "w-1"}} {
 		if _, err := os.Stat(m.Path(append([]string{"priv"}, p...)...)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("stat priv/%s: %v, want ENOENT", strings.Join(p, "/"), err)
 		}
@@ -113,9 +115,18 @@ func TestPrivateSkillsGetIsWithheldUnderAllowOther(t *testing.T) {
 	if _, err := os.ReadFile(m.Path("priv", "walk", "w-0", "SKILL.md")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("read of the private skill's SKILL.md: %v, want ENOENT", err)
 	}
-	state, _, _, found := indexEntry(t, m, "priv", "skill://walk/w-0/SKILL.md")
-	if found && state != "rejected" {
-		t.Errorf("index.json shows the private skill as %q", state)
+	// The pin is rejected, saying why.
+	var detail string
+	for _, s := range readIndex(t, m).Skills {
+		if s.Origin == "priv" && strings.HasPrefix(s.URI, "skill://walk/") {
+			if s.URI != "skill://walk/w-0/SKILL.md" || s.State != "rejected" {
+				t.Errorf("index.json shows %s as %q", s.URI, s.State)
+			}
+			detail = s.Detail
+		}
+	}
+	if !strings.Contains(detail, "private") || !strings.Contains(detail, "--allow-other") {
+		t.Errorf("index.json detail of the pinned private skill: %q; want it to say why", detail)
 	}
 	if st := readStatus(t, m)["priv"]; st.Skills != 2 || st.CacheScope != "public" {
 		t.Errorf("status.json: %+v; want the 2 public skills", st)
