@@ -92,8 +92,8 @@ type Origin struct {
 	URL     string
 	Headers map[string]string
 
-	// Strict accepts only the newest SEP-2640 shapes (resources with size,
-	// "dynamic" spelled out).
+	// Strict accepts only the newest SEP-2640 shapes (every resource with
+	// size). An entry without resources is refused either way.
 	Strict bool
 	// AllowDynamic shows skills whose resources are "dynamic", marked
 	// unverified.

@@ -155,8 +155,9 @@
 // because a misspelt limit or "strict" would otherwise silently leave the
 // weaker default.
 //
-//   - strict: accept only the newest SEP-2640 entry shapes (resources with
-//     size, "dynamic" spelled out). Default false.
+//   - strict: accept only the newest SEP-2640 entry shapes (every resource
+//     with size). Default false. An entry without resources is refused
+//     either way (the Final text makes it invalid).
 //   - allow_dynamic: show skills whose resources are "dynamic", marked
 //     unverified. Default false.
 //   - approval: "off" (the default: every skill the server lists is in the

@@ -229,7 +229,7 @@ func testHostileSkills(t *testing.T, origin hostileOrigin) {
 			hostile.TooManyResources:     "over-limit",
 			hostile.DeclaredTotalOver:    "over-limit",
 			hostile.Dynamic:              "dynamic",
-			hostile.NoResources:          "dynamic",
+			hostile.NoResources:          "missing-resources",
 			hostile.CaseCollision:        "collision",
 		} {
 			uri := "skill://" + fixture + "/SKILL.md"

@@ -422,6 +422,9 @@ func (o *Session) confirmPins(ctx context.Context, l *lister) {
 		}
 		delete(l.conflicted, s.URI.String()) // skills/get settles a conflict
 		l.add(s)
+		if s.Private {
+			cat.CacheScope = ScopePrivate
+		}
 		if cat.Pinned == nil {
 			cat.Pinned = map[string]bool{}
 		}
@@ -461,6 +464,16 @@ func (o *Session) GetSkill(ctx context.Context, uri string) (_ *verify.Skill, er
 	if s.Dynamic && !o.cfg.AllowDynamic {
 		return nil, &verify.Error{Reason: ReasonDynamic, Subject: uri,
 			Detail: "the server publishes no digests for this skill; set allow_dynamic for this server to show it unverified"}
+	}
+	// A private answer is treated like a private listing: not shown on a
+	// mount other users can read, and otherwise held (and saved) only with
+	// the credentials it was asked with.
+	if scopeOf(res.CacheScope) == ScopePrivate {
+		if o.cfg.Shared {
+			o.log.Warn("skills/get answer withheld from the shared mount", "op", "get", "uri", uri, "err", ErrPrivateEntry)
+			return nil, fmt.Errorf("skills/get %s: %w", uri, ErrPrivateEntry)
+		}
+		s.Private = true
 	}
 	return s, nil
 }

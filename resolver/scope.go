@@ -7,8 +7,9 @@ import (
 	"github.com/skillfs/skillfs/skill"
 )
 
-// Cache scopes of a listing (SEP-2549's cacheScope, on skills/list and
-// resources/directory/read results of the 2026-07-28 protocol).
+// Cache scopes of a listing (SEP-2549's cacheScope, on skills/list,
+// skills/get and resources/directory/read results of the 2026-07-28
+// protocol).
 const (
 	// ScopePublic: any client may cache and show the listing. A result
 	// without cacheScope (the older protocol, or a server that leaves it
@@ -23,6 +24,10 @@ const (
 // ErrPrivate: the server marked a listing private, and the mount is shared
 // with other users.
 var ErrPrivate = errors.New(`the server marked the listing cacheScope "private" and the mount is shared with other users (--allow-other)`)
+
+// ErrPrivateEntry: the server marked a skills/get answer private, and the
+// mount is shared with other users. The skill is not shown (nor saved).
+var ErrPrivateEntry = errors.New(`the server marked the skills/get answer cacheScope "private" and the mount is shared with other users (--allow-other)`)
 
 // scopeOf reads a result's cacheScope. Anything but public (or nothing) is
 // taken as private: an unknown scope is not permission to share.

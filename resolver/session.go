@@ -476,8 +476,12 @@ func (o *Session) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	if err != nil {
 		return nil, err
 	}
+	// skillfs declares the extension it speaks, as the Final SEP-2640
+	// text has clients do: extensions["io.modelcontextprotocol/skills"] = {}.
+	caps := &mcp.ClientCapabilities{}
+	caps.AddExtension(skill.ExtensionID, nil)
 	client := mcp.NewClient(&mcp.Implementation{Name: "skillfs", Version: o.opts.Version}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
+		Capabilities: caps,
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
 			o.log.Debug("resources/list_changed received", "op", "notify")
 			o.Refresh()

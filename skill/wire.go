@@ -96,6 +96,11 @@ type GetParams struct {
 type GetResult[E any] struct {
 	ResultType string `json:"resultType,omitempty"`
 	Skill      E      `json:"skill"`
+	// TTLMs and CacheScope are the entry's freshness hint and cache scope
+	// (SEP-2549), REQUIRED on skills/get in the 2026-07-28 protocol by the
+	// Final SEP-2640 text.
+	TTLMs      *int64 `json:"ttlMs,omitempty"`
+	CacheScope string `json:"cacheScope,omitempty"`
 }
 
 // ReadDirParams are the params of resources/directory/read.

@@ -9,7 +9,9 @@ import (
 	"testing"
 )
 
-// The SEP's own examples (spec/sep-2640-skills-extension.md), as the
+// The SEP's own examples (from the 2026-08-21 draft; the Final text,
+// specification/stable/skills.mdx in modelcontextprotocol/ext-skills,
+// keeps their shapes and adds ttlMs and cacheScope to skills/get), as the
 // "result" member of each response. The skills/list result also carries
 // the 2026-07-28 list-caching attributes the SEP asks for there.
 const (

@@ -136,8 +136,11 @@ func checkConformance(t *testing.T, p *peer, fx *fixture, pageSize int) {
 		g, err := mcp.CallCustomMethod[*getParams, *getResult](ctx, p.cs, "skills/get", &getParams{URI: e.URI})
 		if err != nil {
 			t.Errorf("skills/get %s: %v", e.URI, err)
-		} else if !reflect.DeepEqual(g.Skill, e) {
-			t.Errorf("skills/get %s differs from the listing:\n get  %#v\n list %#v", e.URI, g.Skill, e)
+		} else {
+			if !reflect.DeepEqual(g.Skill, e) {
+				t.Errorf("skills/get %s differs from the listing:\n get  %#v\n list %#v", e.URI, g.Skill, e)
+			}
+			checkGetCacheable(t, init.ProtocolVersion, e.URI, g)
 		}
 	}
 
@@ -241,7 +244,7 @@ func checkConformance(t *testing.T, p *peer, fx *fixture, pageSize int) {
 
 	// What must fail with -32602.
 	someFile := entries[0].Resources[len(entries[0].Resources)-1].URI
-	for _, uri := range []string{"skill://nope/SKILL.md", someFile, "skill://bad-name/SKILL.md", "not a uri", ""} {
+	for _, uri := range []string{"skill://nope/SKILL.md", someFile, "skill://bad-name/SKILL.md", "skill://bom/SKILL.md", "not a uri", ""} {
 		_, err := mcp.CallCustomMethod[*getParams, *getResult](ctx, p.cs, "skills/get", &getParams{URI: uri})
 		wantInvalidParams(t, "skills/get "+uri, err)
 	}
@@ -249,7 +252,7 @@ func checkConformance(t *testing.T, p *peer, fx *fixture, pageSize int) {
 		_, err := mcp.CallCustomMethod[*dirParams, *dirResult](ctx, p.cs, "resources/directory/read", &dirParams{URI: uri})
 		wantInvalidParams(t, "resources/directory/read "+uri, err)
 	}
-	for _, uri := range []string{"skill://bad-name/SKILL.md", "skill://solo-00/leak.txt", "skill://README.md", "skill://solo-00/.git/HEAD"} {
+	for _, uri := range []string{"skill://bad-name/SKILL.md", "skill://bom/SKILL.md", "skill://solo-00/leak.txt", "skill://README.md", "skill://solo-00/.git/HEAD"} {
 		_, err := p.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		wantInvalidParams(t, "resources/read "+uri, err)
 	}
@@ -261,6 +264,22 @@ func checkConformance(t *testing.T, p *peer, fx *fixture, pageSize int) {
 		if !strings.Contains(p.stderr.String(), line) {
 			t.Errorf("stderr does not report %s; stderr:\n%s", rel, p.stderr)
 		}
+	}
+}
+
+// checkGetCacheable checks what the Final SEP-2640 text asks of a
+// skills/get result: in the 2026-07-28 protocol resultType "complete" and
+// the REQUIRED ttlMs and cacheScope; in the older one, none of them.
+func checkGetCacheable(t *testing.T, era, uri string, g *getResult) {
+	t.Helper()
+	if era >= "2026-07-28" {
+		if g.ResultType != "complete" || g.TTLMs == nil || *g.TTLMs < 0 || g.CacheScope == nil || *g.CacheScope != "public" {
+			t.Errorf("skills/get %s: resultType %q, ttlMs %v, cacheScope %v; want complete, a ttlMs >= 0, public", uri, g.ResultType, g.TTLMs, g.CacheScope)
+		}
+		return
+	}
+	if g.TTLMs != nil || g.CacheScope != nil {
+		t.Errorf("skills/get %s in %s: ttlMs %v, cacheScope %v; the older protocol has neither", uri, era, g.TTLMs, g.CacheScope)
 	}
 }
 

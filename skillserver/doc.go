@@ -44,7 +44,9 @@
 // before it is listed. Each refusal is a Problem, returned by Problems and
 // logged, while everything else is served:
 //
-//   - a skill whose SKILL.md cannot be read, has no or invalid frontmatter,
+//   - a skill whose SKILL.md cannot be read, starts with a UTF-8 byte
+//     order mark (a strict client wants "---" first, and files are served
+//     as they are on disk), has no or invalid frontmatter,
 //     no description, a name that differs from its folder or breaks the
 //     Agent Skills naming rules, two paths that differ only in case or
 //     Unicode normalisation, or more than SEP-2640's 512 files or 16 MiB

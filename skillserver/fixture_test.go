@@ -36,7 +36,10 @@ type getParams struct {
 
 type getResult struct {
 	mcp.ResultBase
-	Skill skill.Entry `json:"skill"`
+	Skill      skill.Entry `json:"skill"`
+	ResultType string      `json:"resultType,omitempty"`
+	TTLMs      *int        `json:"ttlMs,omitempty"`
+	CacheScope *string     `json:"cacheScope,omitempty"`
 }
 
 type dirParams struct {
@@ -153,7 +156,9 @@ func newFixture(t testing.TB, nSkills int) *fixture {
 	fx.write(t, "no-frontmatter/SKILL.md", []byte("# just markdown\n"), false)
 	fx.write(t, "team-0/Bad_Name/SKILL.md", []byte("---\nname: Bad_Name\ndescription: x\n---\n"), false)
 	fx.write(t, "long-desc/SKILL.md", []byte("---\nname: long-desc\ndescription: "+strings.Repeat("é", 1025)+"\n---\n"), false)
-	fx.refused = append(fx.refused, "bad-name/SKILL.md", "no-desc/SKILL.md", "no-frontmatter/SKILL.md", "team-0/Bad_Name/SKILL.md", "long-desc/SKILL.md")
+	// Valid after a UTF-8 BOM, which a strict client refuses (issue 19 item 5).
+	fx.write(t, "bom/SKILL.md", []byte("\xEF\xBB\xBF---\nname: bom\ndescription: x\n---\n"), false)
+	fx.refused = append(fx.refused, "bad-name/SKILL.md", "no-desc/SKILL.md", "no-frontmatter/SKILL.md", "team-0/Bad_Name/SKILL.md", "long-desc/SKILL.md", "bom/SKILL.md")
 
 	// A symlink out of DIR inside a served skill: left out, reported.
 	outside := filepath.Join(t.TempDir(), "secret.txt")

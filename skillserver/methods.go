@@ -13,9 +13,10 @@ import (
 )
 
 // go-sdk's wrappers around the SEP-2640 shapes of package skill. The
-// list results carry, in the 2026-07-28 protocol, the resultType and the
-// list-caching attributes (ttlMs, cacheScope) that SEP-2640 asks of
-// skills/list there; the older protocol has neither.
+// results carry, in the 2026-07-28 protocol, the resultType and the
+// caching attributes (ttlMs, cacheScope) that the Final SEP-2640 text
+// makes REQUIRED on skills/list and skills/get there (and that
+// resources/directory/read carries too); the older protocol has neither.
 
 type listSkillsParams struct {
 	mcp.ParamsBase
@@ -135,7 +136,7 @@ func (s *Server) getSkill(_ context.Context, _ *mcp.ServerSession, p *getSkillPa
 	res := &getSkillResult{}
 	res.Skill = cat.skills[i]
 	if newProtocol(p.Meta) {
-		res.ResultType = skill.ResultComplete
+		cacheable(&res.ResultType, &res.TTLMs, &res.CacheScope)
 	}
 	return res, nil
 }

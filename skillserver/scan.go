@@ -1,6 +1,7 @@
 package skillserver
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -446,9 +447,20 @@ func (sc *scanner) readSkillMD(f walkedFile, p *pass) (*cacheEntry, error) {
 		fmParsed: true,
 	}
 	ce.fm, _, ce.fmErr = verify.ParseFrontmatter(b)
+	if bytes.HasPrefix(b, utf8BOM) {
+		// verify's check forgives one leading BOM; a strict client (the
+		// SKILL.md must begin with "---") does not, and the bytes are
+		// served as they are on disk. So serve refuses the skill.
+		ce.fmErr = errBOM
+	}
 	p.store(f, ce)
 	return ce, nil
 }
+
+var utf8BOM = []byte("\xEF\xBB\xBF")
+
+// errBOM refuses a SKILL.md that starts with a UTF-8 byte order mark.
+var errBOM = errors.New(`starts with a UTF-8 byte order mark (EF BB BF), and a SKILL.md must begin with "---": save it as UTF-8 without a BOM`)
 
 // forget drops what is cached about rel (a read found it changed although
 // its key did not) so that the next scan reads it again.

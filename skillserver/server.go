@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillfs/skillfs/skill"
 )
@@ -112,6 +113,9 @@ func New(dir string, opts Options) (*Server, error) {
 	if err := s.addMethods(); err != nil {
 		return nil, err
 	}
+	// Added first, so that it is the innermost: it sees every handler's
+	// error before the SDK's own wrapping.
+	s.mcp.AddReceivingMiddleware(internalErrors)
 	if opts.AccessLog != nil {
 		s.mcp.AddReceivingMiddleware(accessLogger(opts.AccessLog))
 	}
@@ -374,6 +378,21 @@ func cloneJSON(v any) any {
 		return s
 	}
 	return v
+}
+
+// internalErrors gives every error a handler returns without a JSON-RPC
+// code the code SEP-2640 asks for, -32603 (Internal error): go-sdk would
+// send a plain Go error with code 0. Errors that carry a code (-32602 for
+// an unknown skill, directory or file; the SDK's own) keep it.
+func internalErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var je *jsonrpc.Error
+		if err != nil && !errors.As(err, &je) && ctx.Err() == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		return res, err
+	}
 }
 
 // accessLogger writes one line per request received.

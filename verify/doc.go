@@ -49,9 +49,10 @@
 // at most 512 resources and 16 MiB declared in total; no two resources are
 // one path after NFC normalisation and full case folding (SKILL.md and
 // Skill.md), and no file is also a directory of another resource (a/b and
-// a/b/c), since the tree could not show both. Sizes are optional and
-// "resources" may be absent (older revision) unless EntryOptions.Strict;
-// an absent manifest is then treated as "dynamic".
+// a/b/c), since the tree could not show both. Sizes are optional unless
+// EntryOptions.Strict. "resources" must be present (an array or the
+// string "dynamic") in either mode: the Final text makes an entry without
+// it invalid, never a dynamic skill.
 //
 // # Content
 //

@@ -23,7 +23,8 @@ const MaxNameLength = 64
 // EntryOptions tune CheckEntry. The zero value is lenient with SEP limits.
 type EntryOptions struct {
 	// Strict accepts only the newest revision's shapes: every resource
-	// carries size, and resources is present (an array or "dynamic").
+	// carries size. (resources must be present, an array or "dynamic", in
+	// either mode.)
 	Strict bool
 	// MaxResources bounds len(resources); 0 (or less) means 512.
 	MaxResources int
@@ -51,11 +52,15 @@ type Skill struct {
 	Entry skill.Entry // as received
 	URI   URI         // the SKILL.md
 	Dir   URI         // the skill directory (URI minus the last segment)
-	// Dynamic is true when the entry publishes no manifest: "dynamic", or
-	// no resources at all in lenient mode. Its files cannot be verified.
+	// Dynamic is true when the entry's resources is "dynamic": it
+	// publishes no manifest, and its files cannot be verified.
 	Dynamic bool
 	Files   []File // one per resource, in manifest order; empty when Dynamic
 	Flags   []Flag // from the entry's frontmatter, sorted
+	// Private is set by the resolver when the skills/get answer that
+	// carried the entry was marked cacheScope "private": the entry belongs
+	// to the credentials it was asked with, as a private listing does.
+	Private bool
 }
 
 // File is one resource of a checked skill. Resource points into the
@@ -114,11 +119,9 @@ func CheckEntry(e skill.Entry, opts EntryOptions) (*Skill, error) {
 		s.Dynamic = true
 		return s, nil
 	case skill.Missing:
-		if opts.Strict {
-			return nil, newError(MissingResources, e.URI, "the entry has no resources (neither an array nor \"dynamic\")")
-		}
-		s.Dynamic = true
-		return s, nil
+		// The Final text: an entry with no resources is invalid and never
+		// loaded; only the string "dynamic" makes a dynamic skill.
+		return nil, newError(MissingResources, e.URI, "the entry has no resources (neither an array nor \"dynamic\"); only \"resources\": \"dynamic\" makes a dynamic skill")
 	case skill.Listed:
 	default:
 		return nil, newError(Malformed, e.URI, "unknown manifest form %v", e.Manifest)

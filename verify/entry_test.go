@@ -76,13 +76,6 @@ func TestCheckEntryAccepts(t *testing.T) {
 				t.Errorf("skill = %+v", s)
 			}
 		}},
-		{"missing resources, lenient", func(e *skill.Entry) {
-			e.Manifest, e.Resources = skill.Missing, nil
-		}, EntryOptions{}, func(t *testing.T, s *Skill) {
-			if !s.Dynamic {
-				t.Errorf("Missing manifest not treated as dynamic")
-			}
-		}},
 		{"no sizes, lenient", func(e *skill.Entry) {
 			for i := range e.Resources {
 				e.Resources[i].HasSize, e.Resources[i].Size = false, 0
@@ -207,6 +200,9 @@ func TestCheckEntryRejects(t *testing.T) {
 		{"description blank", func(e *skill.Entry) { e.Frontmatter["description"] = " \n\t" }, EntryOptions{}, MissingDescription, ""},
 		{"frontmatter nil", func(e *skill.Entry) { e.Frontmatter = nil }, EntryOptions{}, BadName, ""},
 		{"missing resources strict", func(e *skill.Entry) { e.Manifest, e.Resources = skill.Missing, nil }, EntryOptions{Strict: true}, MissingResources, ""},
+		// The Final text: no resources at all is invalid, not dynamic, in
+		// lenient mode too.
+		{"missing resources lenient", func(e *skill.Entry) { e.Manifest, e.Resources = skill.Missing, nil }, EntryOptions{}, MissingResources, ""},
 		{"unknown manifest", func(e *skill.Entry) { e.Manifest = 7 }, EntryOptions{}, Malformed, ""},
 		{"missing size strict", setRes(1, func(r *skill.Resource) { r.HasSize = false }), EntryOptions{Strict: true}, MissingSize, dir + "examples/email.md"},
 		{"negative size", setRes(1, func(r *skill.Resource) { r.Size = -1 }), EntryOptions{}, BadSize, dir + "examples/email.md"},
@@ -337,6 +333,11 @@ func TestDecodeEntry(t *testing.T) {
 		_, err := DecodeEntry([]byte(tt.raw), EntryOptions{Strict: true})
 		if ReasonOf(err) != tt.want {
 			t.Errorf("DecodeEntry(%s) = %v, want %q", tt.raw, err, tt.want)
+		}
+		if tt.want == MissingResources {
+			if _, err := DecodeEntry([]byte(tt.raw), EntryOptions{}); ReasonOf(err) != MissingResources {
+				t.Errorf("DecodeEntry(%s), lenient = %v, want %q", tt.raw, err, tt.want)
+			}
 		}
 	}
 }

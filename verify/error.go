@@ -56,7 +56,7 @@ const (
 	MissingSize Reason = "missing-size"
 	// BadSize: a negative size.
 	BadSize Reason = "bad-size"
-	// MissingResources: an entry without resources, in strict mode.
+	// MissingResources: an entry without resources.
 	MissingResources Reason = "missing-resources"
 	// OverLimit: too many resources, too large a declared total, or one
 	// declared size above the per-file cap.

@@ -410,3 +410,20 @@ func TestFrontmatterSizeCap(t *testing.T) {
 		t.Errorf("%d-byte frontmatter: %v, want frontmatter-invalid", len(over), err)
 	}
 }
+
+// The host forgives one leading UTF-8 BOM when it checks a SKILL.md
+// against its entry (`skillfs serve` refuses to publish one; see
+// SEMANTICS.md): the bytes are still checked against the digest, and the
+// frontmatter after the BOM must match the entry (issue 19 item 5).
+func TestCompareFrontmatterForgivesOneLeadingBOM(t *testing.T) {
+	want := map[string]any{"name": "a", "description": "d"}
+	if err := CompareFrontmatter([]byte("\uFEFF---\nname: a\ndescription: d\n---\nbody\n"), want); err != nil {
+		t.Errorf("one leading BOM: %v", err)
+	}
+	if err := CompareFrontmatter([]byte("\uFEFF---\nname: b\ndescription: d\n---\n"), want); err == nil {
+		t.Errorf("a BOM does not excuse a frontmatter that differs")
+	}
+	if err := CompareFrontmatter([]byte("\uFEFF\uFEFF---\nname: a\ndescription: d\n---\n"), want); err == nil {
+		t.Errorf("two BOMs accepted")
+	}
+}

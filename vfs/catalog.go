@@ -173,6 +173,9 @@ func (c *catalog) replace(old, fresh *verify.Skill) {
 		for i, s := range cat.Skills {
 			if s.URI.String() == old.URI.String() {
 				cat.Skills[i] = fresh
+				if fresh.Private {
+					cat.CacheScope = resolver.ScopePrivate
+				}
 			}
 		}
 		return cat, t.source
@@ -268,6 +271,11 @@ func withExtra(c *resolver.Catalog, extra map[string]*verify.Skill) *resolver.Ca
 	}
 	for _, k := range slices.Sorted(maps.Keys(extra)) {
 		out.Skills = append(out.Skills, extra[k])
+		if extra[k].Private {
+			// A skills/get answer marked private makes the catalog holding
+			// it private: saved only with the credentials' fingerprint.
+			out.CacheScope = resolver.ScopePrivate
+		}
 	}
 	return &out
 }

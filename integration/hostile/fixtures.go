@@ -411,7 +411,7 @@ var builders = map[string]func(variant string) []*skillDef{
 		return one(d)
 	},
 	NoResources: func(string) []*skillDef {
-		d := basic(NoResources, NoResources, "An entry without resources, as the older SEP revision allowed",
+		d := basic(NoResources, NoResources, "An entry without resources, which the Final text makes invalid",
 			"# no-resources\n")
 		d.manifest = skill.Missing
 		return one(d)

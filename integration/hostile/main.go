@@ -34,6 +34,10 @@ const (
 	// EnvCrowd is Options.Crowd, a count.
 	EnvCrowd      = "SKILLFS_HOSTILE_CROWD"
 	EnvCacheScope = "SKILLFS_HOSTILE_CACHE_SCOPE"
+	// EnvGetCacheScope and EnvCapsLog carry Options.GetCacheScope and
+	// Options.CapsLog.
+	EnvGetCacheScope = "SKILLFS_HOSTILE_GET_CACHE_SCOPE"
+	EnvCapsLog       = "SKILLFS_HOSTILE_CAPS_LOG"
 	// EnvHTTP, when set, is the address to serve streamable HTTP on
 	// (127.0.0.1:0 for any free port) instead of stdio.
 	EnvHTTP = "SKILLFS_HOSTILE_HTTP"
@@ -60,7 +64,7 @@ func (o Options) Environ() []string {
 	if o.Fixtures != nil {
 		env = append(env, EnvFixtures+"="+strings.Join(o.Fixtures, ","))
 	}
-	for _, kv := range [][2]string{{EnvMode, o.Mode}, {EnvVariant, o.Variant}, {EnvState, o.StateFile}, {EnvAccessLog, o.AccessLog}, {EnvCacheScope, o.CacheScope}, {EnvRedirectTo, o.RedirectTo}, {EnvHeaderLog, o.HeaderLog}} {
+	for _, kv := range [][2]string{{EnvMode, o.Mode}, {EnvVariant, o.Variant}, {EnvState, o.StateFile}, {EnvAccessLog, o.AccessLog}, {EnvCacheScope, o.CacheScope}, {EnvRedirectTo, o.RedirectTo}, {EnvHeaderLog, o.HeaderLog}, {EnvGetCacheScope, o.GetCacheScope}, {EnvCapsLog, o.CapsLog}} {
 		if kv[1] != "" {
 			env = append(env, kv[0]+"="+kv[1])
 		}
@@ -111,6 +115,8 @@ func optionsFromEnv(getenv func(string) (string, bool)) (Options, string, error)
 	o.AccessLog, _ = getenv(EnvAccessLog)
 	o.RedirectTo, _ = getenv(EnvRedirectTo)
 	o.HeaderLog, _ = getenv(EnvHeaderLog)
+	o.GetCacheScope, _ = getenv(EnvGetCacheScope)
+	o.CapsLog, _ = getenv(EnvCapsLog)
 	if v, ok := getenv(EnvPageSize); ok && v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {

@@ -93,6 +93,7 @@ func (s *Server) addMethods() error {
 func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		s.logAccess(method, req.GetParams())
+		s.logCaps(method, req)
 		s.loadState()
 		if method == methodRead {
 			if p, ok := req.GetParams().(*mcp.ReadResourceParams); ok && p != nil {
@@ -286,6 +287,10 @@ func (s *Server) getSkill(_ context.Context, _ *mcp.ServerSession, p *getParams)
 	res.Skill = d.entry(s.currentPhase(), true)
 	if newProtocol(p.Meta) {
 		res.ResultType = skill.ResultComplete
+		if s.opts.GetCacheScope != "" {
+			zero := int64(0)
+			res.TTLMs, res.CacheScope = &zero, s.opts.GetCacheScope
+		}
 	}
 	return res, nil
 }

@@ -69,6 +69,15 @@ type Options struct {
 	// HeaderLog, when set, gets one line per HTTP request received, before
 	// anything else happens to it: "<METHOD> <path> <quoted Authorization>".
 	HeaderLog string
+	// GetCacheScope is the cacheScope of skills/get results in the
+	// 2026-07-28 protocol (with ttlMs 0); "" leaves both out, as servers
+	// before the Final SEP-2640 text did.
+	GetCacheScope string
+	// CapsLog, when set, gets one line per request received:
+	// "<method> <JSON of the client's capabilities.extensions>", taken from
+	// initialize in the older protocol and from the request's _meta in the
+	// 2026-07-28 one ("null" when the client declared none).
+	CapsLog string
 }
 
 // A Server is a real SEP-2640 MCP server that misbehaves as its fixtures

@@ -90,6 +90,44 @@ func (s *Server) loadState() {
 // O_APPEND keeps those of several processes sharing one log whole.
 var accessMu sync.Mutex
 
+// logCaps appends "<method> <client extensions JSON>" to Options.CapsLog.
+func (s *Server) logCaps(method string, req mcp.Request) {
+	if s.opts.CapsLog == "" {
+		return
+	}
+	var ext map[string]any
+	// Through JSON: params may be a typed nil.
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	var caps struct {
+		Extensions map[string]any `json:"extensions"`
+	}
+	if b, err := json.Marshal(req.GetParams()); err == nil && json.Unmarshal(b, &p) == nil {
+		if json.Unmarshal(p.Meta[mcp.MetaKeyClientCapabilities], &caps) == nil {
+			ext = caps.Extensions
+		}
+	}
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ext == nil {
+		if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil {
+			ext = ip.Capabilities.Extensions
+		}
+	}
+	if ip, ok := req.GetParams().(*mcp.InitializeParams); ok && ip != nil && ip.Capabilities != nil {
+		ext = ip.Capabilities.Extensions
+	}
+	b, _ := json.Marshal(ext)
+	accessMu.Lock()
+	defer accessMu.Unlock()
+	f, err := os.OpenFile(s.opts.CapsLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		s.log.Warn("caps log", "op", "log", "path", s.opts.CapsLog, "err", err)
+		return
+	}
+	defer f.Close()
+	f.WriteString(method + " " + string(b) + "\n")
+}
+
 // logAccess appends "<method> <uri-or-cursor>" to the access log. The file
 // is opened per line, so every line is on disk (in the page cache) when
 // the request is handled, whatever happens to the process after.
