@@ -339,7 +339,8 @@ type SkillInfo struct {
 	// State: "available" (held; files are fetched and verified when read),
 	// "failed" (a file failed; Reason says why), "dynamic" (shown
 	// unverified, allow_dynamic), "pending" (held, but not in the tree
-	// until the user approves it: approval required), "rejected" (left out
+	// until the user approves it: approval required; such rows are in
+	// the control API's answers only, index.json counts them), "rejected" (left out
 	// of the tree; a dynamic skill under approval: required is rejected
 	// with reason "not-approvable").
 
