@@ -814,3 +814,38 @@ func TestApprovalGeneratedFilesNameNoUnapprovedSkill(t *testing.T) {
 		t.Errorf("after the change the generated files do not count 4 pending:\n%s\n%s", files["index.json"], files["index.md"])
 	}
 }
+
+// TestApprovalCapNoteNamesNoSkill: under approval: required, a listing cut
+// by max_list_resources says why in the generated files without the URI
+// of the skill it stopped at (a string the server chose, never
+// approved); `skillfs status --json`, for the person, names it.
+func TestApprovalCapNoteNamesNoSkill(t *testing.T) {
+	dir := t.TempDir()
+	lure := map[string]string{"zq-cap-lure/SKILL.md": skillMD("zq-cap-lure", "ZQ-CAP-DESCRIPTION", "lure\n")}
+	for i := range 6 {
+		lure[fmt.Sprintf("zq-cap-lure/f%d.txt", i)] = "x\n"
+	}
+	writeTree(t, dir, lure)
+	env := runtimeEnv(t)
+	cfg := writeConfig(t, map[string]any{"local": stdioServe(dir, os.DevNull)},
+		map[string]any{"defaults": map[string]any{"approval": "required", "limits": map[string]any{"max_list_resources": 4}}})
+	m := startMountEnv(t, env, cfg)
+	m.warnings = true // the truncation is a warning
+	out, errOut, code := ctl(t, env, "status", "--json", "--mount", m.Dir)
+	if code != 0 || !strings.Contains(out, "skill://zq-cap-lure/SKILL.md") || !strings.Contains(out, "max_list_resources") {
+		t.Fatalf("skillfs status --json does not name the skill the cap stopped at: exit %d\n%s%s", code, out, errOut)
+	}
+	files := generatedFiles(t, m)
+	for name, b := range files {
+		for _, l := range []string{"zq-cap", "ZQ-CAP", "skill://"} {
+			if strings.Contains(b, l) {
+				t.Errorf(".skillfs/%s shows %q of a skill not approved:\n%s", name, l, b)
+			}
+		}
+	}
+	for _, name := range []string{"index.json", "status.json", "index.md"} {
+		if !strings.Contains(files[name], "the listing reached a cap") {
+			t.Errorf(".skillfs/%s does not say the listing reached a cap:\n%s", name, files[name])
+		}
+	}
+}

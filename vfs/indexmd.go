@@ -69,7 +69,7 @@ func (m *generated) view() *indexView {
 	}
 	v := &indexView{max: int(ic.Bound()), block: ic.AvailableSkills, mount: f.opts.MountPoint}
 	byLabel := map[string]*serverIndex{}
-	for _, st := range f.Status().Origins {
+	for _, st := range m.modelStatus().Origins {
 		s := &serverIndex{label: st.Label, st: st, rejected: map[string]int{}}
 		v.servers = append(v.servers, s)
 		byLabel[st.Label] = s

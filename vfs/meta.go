@@ -198,7 +198,7 @@ func (m *generated) render(p string) ([]byte, error) {
 	case metaIndexMD:
 		return f.view().renderIndex(), nil
 	case metaStatus:
-		return marshal(f.Status())
+		return marshal(m.modelStatus())
 	case ControlFileName:
 		return marshal(m.controlEndpoint())
 	}
@@ -467,12 +467,56 @@ func (m *generated) buildIndex() (idx, model Index) {
 			}
 		}
 	}
-	model.Truncated, model.Withheld = idx.Truncated, idx.Withheld
+	model.Withheld = idx.Withheld
+	for label, why := range idx.Truncated {
+		if model.Truncated == nil {
+			model.Truncated = map[string]string{}
+		}
+		model.Truncated[label] = why
+		if o, ok := f.branch(label); ok {
+			model.Truncated[label] = o.modelTruncated(why)
+		}
+	}
 	// Each view names collisions among its own rows only: the model's
 	// must not name a path it does not show.
 	setCollisions(idx.Skills)
 	setCollisions(model.Skills)
 	return idx, model
+}
+
+// capNamed is the text of a cap that names the skill it stopped at:
+// "the next skill, URI, lists N" (the listing), "URI not held" (a skill
+// confirmed with skills/get, ErrListCap).
+var capNamed = []string{"the next skill, ", ErrListCap.Error()}
+
+// modelTruncatedText replaces, for the generated files, a truncated note
+// that names a skill (a string the server chose) under approval: required.
+const modelTruncatedText = "the listing reached a cap (max_list_entries, max_list_resources or max_list_bytes); the user sees which with `skillfs status`"
+
+// modelTruncated is why o's listing was cut, as the generated files say
+// it: under approval: required, without a skill's URI.
+func (o *branch) modelTruncated(why string) string {
+	if !o.approvals.required() {
+		return why
+	}
+	for _, c := range capNamed {
+		if strings.Contains(why, c) {
+			return modelTruncatedText
+		}
+	}
+	return why
+}
+
+// modelStatus is status.json: Status, with each truncated note as
+// modelTruncated says it.
+func (m *generated) modelStatus() Status {
+	st := m.f.Status()
+	for i := range st.Origins {
+		if o, ok := m.f.branch(st.Origins[i].Label); ok && st.Origins[i].Truncated != "" {
+			st.Origins[i].Truncated = o.modelTruncated(st.Origins[i].Truncated)
+		}
+	}
+	return st
 }
 
 func (x *Index) countRejected(label, reason string) {
