@@ -19,7 +19,8 @@ import (
 )
 
 // Approval (config approval: required): a skill the user has not approved
-// is not in the mount (ENOENT) but is listed in index.json and index.md;
+// is not in the mount (ENOENT) but is listed by skillfs list and pending
+// (index.json and index.md only count it);
 // an approved skill whose entry changes on the server leaves the mount at
 // once, an open file of it fails with EIO, and it waits in skillfs
 // pending with what changed. Each test runs against `skillfs serve` over
@@ -69,20 +70,20 @@ type approvalRow struct {
 	NestedIn string `json:"nested_in"`
 }
 
+// approvalRows is `skillfs list --json local`: the person's view, which
+// has the rows of skills waiting for approval.
 func approvalRows(t *testing.T, m *mount) map[string]approvalRow {
 	t.Helper()
-	b, err := os.ReadFile(m.Path(".skillfs", "index.json"))
+	b, err := skillfsCmd(t, m, "list", "--json", "local")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("skillfs list --json local: %v\n%s", err, b)
 	}
-	var idx struct {
-		Skills []approvalRow `json:"skills"`
-	}
-	if err := json.Unmarshal(b, &idx); err != nil {
-		t.Fatalf("index.json: %v\n%s", err, b)
+	var rows []approvalRow
+	if err := json.Unmarshal([]byte(b), &rows); err != nil {
+		t.Fatalf("skillfs list --json local: %v\n%s", err, b)
 	}
 	out := map[string]approvalRow{}
-	for _, r := range idx.Skills {
+	for _, r := range rows {
 		out[r.Path] = r
 	}
 	return out
@@ -113,15 +114,20 @@ func TestApprovalPendingIsInvisible(t *testing.T) {
 		rows := approvalRows(t, m)
 		for _, p := range []string{"local/alpha", "local/team/beta", "local/team/beta/gamma"} {
 			if r := rows[p]; r.State != "pending" || r.Approval != "pending" || r.Name == "" {
-				t.Errorf("index.json row %s: %+v", p, r)
+				t.Errorf("skillfs list row %s: %+v", p, r)
 			}
 		}
 		if r := rows["local/team/beta/gamma"]; r.NestedIn != "local/team/beta" {
 			t.Errorf("nested pending skill: %+v", r)
 		}
+		// The generated files count them and name none.
 		md, err := os.ReadFile(m.Path(".skillfs", "index.md"))
-		if err != nil || !bytes.Contains(md, []byte("Waiting for approval")) || !bytes.Contains(md, []byte("local/alpha/SKILL.md")) {
-			t.Errorf("index.md does not list the pending skills: %v\n%s", err, md)
+		if err != nil || !bytes.Contains(md, []byte("3 skills wait for the user's approval")) || bytes.Contains(md, []byte("local/alpha")) {
+			t.Errorf("index.md does not count the pending skills, or names one: %v\n%s", err, md)
+		}
+		ij, err := os.ReadFile(m.Path(".skillfs", "index.json"))
+		if err != nil || !bytes.Contains(ij, []byte(`"local": 3`)) || bytes.Contains(ij, []byte("local/alpha")) {
+			t.Errorf("index.json does not count the pending skills, or names one: %v\n%s", err, ij)
 		}
 		if r := reads(t, s.accessLog); len(r) != 0 {
 			t.Errorf("pending skills were fetched: %v", r)
@@ -245,8 +251,8 @@ func TestApprovalSurvivesRestartAndCacheRm(t *testing.T) {
 // (its approvals.json written as skillfs approve writes it, bound to the
 // served entry) shows the skill; a server-side change then takes it out
 // of the mount at once — the kernel's caches included — and an open file
-// of it fails with EIO, never a byte of the new version. It needs no
-// control command, so it runs on every branch.
+// of it fails with EIO, never a byte of the new version; skillfs list
+// shows it changed, and the generated files no longer name it.
 func TestApprovalChangeThroughTheKernel(t *testing.T) {
 	bothTransports(t, func(t *testing.T, transport string) {
 		s := mountRequired(t, transport)
@@ -298,7 +304,12 @@ func TestApprovalChangeThroughTheKernel(t *testing.T) {
 			t.Errorf("read of the open file after the change: %d bytes %q, %v; want EIO", n, rest[:n], err)
 		}
 		if r := approvalRows(t, m2)["local/alpha"]; r.State != "pending" || r.Approval != "changed" {
-			t.Errorf("index row after the change: %+v", r)
+			t.Errorf("skillfs list row after the change: %+v", r)
+		}
+		for _, name := range []string{"index.json", "index.md", "servers/local.md"} {
+			if b, err := os.ReadFile(m2.Path(".skillfs", name)); err != nil || bytes.Contains(b, []byte("local/alpha")) || bytes.Contains(b, []byte("Alpha skill")) {
+				t.Errorf(".skillfs/%s after the change names the changed skill (%v):\n%s", name, err, b)
+			}
 		}
 	})
 }

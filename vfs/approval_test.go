@@ -93,9 +93,22 @@ func TestApprovalPendingIsInvisibleAndListed(t *testing.T) {
 	if g, _ := f.pending("local/team/beta/gamma"); g.Skill.NestedIn != "local/team/beta" {
 		t.Errorf("gamma nested_in = %q", g.Skill.NestedIn)
 	}
+	// The generated files count them and name none: every string of a
+	// pending row is the server's.
 	md, _ := f.fs.ReadFile(context.Background(), ".skillfs/index.md")
-	if !bytes.Contains(md, []byte("Waiting for approval")) || !bytes.Contains(md, []byte("not yet approved")) {
-		t.Errorf("index.md has no pending section:\n%s", md)
+	if !bytes.Contains(md, []byte("5 skills wait for the user's approval")) {
+		t.Errorf("index.md does not count the pending skills:\n%s", md)
+	}
+	ij, _ := f.fs.ReadFile(context.Background(), ".skillfs/index.json")
+	if !bytes.Contains(ij, []byte(`"pending_approval": {`)) || !bytes.Contains(ij, []byte(`"local": 5`)) {
+		t.Errorf("index.json does not count the pending skills:\n%s", ij)
+	}
+	for name, b := range map[string][]byte{"index.md": md, "index.json": ij} {
+		for _, leak := range []string{"Beta skill", "local/team/beta", "skill://"} {
+			if bytes.Contains(b, []byte(leak)) {
+				t.Errorf("%s shows %q of a pending skill:\n%s", name, leak, b)
+			}
+		}
 	}
 	if n := len(f.access.reads()); n != 0 {
 		t.Errorf("listing pending skills fetched %d files", n)

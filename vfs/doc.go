@@ -65,10 +65,13 @@
 // Approval. Under approval: required (approval.go, control.go) the catalog
 // places only skills whose approval holds: a Binding of origin identity,
 // URI, frontmatter and every (uri, size, digest), compared on every swap.
-// The others are held back whole (index.json state "pending", approval
-// "pending" or "changed"; a dynamic skill is "rejected", reason
-// "not-approvable"): no node of theirs is in the tree, no directory read is
-// made (so no name the server chose shows before an approval), and a File
+// The others are held back whole (in the control API's rows: state
+// "pending", approval "pending" or "changed"; a dynamic skill is
+// "rejected", reason "not-approvable"): no node of theirs is in the tree,
+// no directory read is made (so no name the server chose shows before an
+// approval), the generated files only count them and the origin's
+// rejected entries (modelIndex: Index.PendingApproval,
+// Index.RejectedNotShown), and a File
 // of a skill that became pending fails with ReasonNotApproved. A nested
 // skill is placed on its own approval with exactly its own manifest; its
 // files stay plain files of an approved enclosing skill. Approve approves

@@ -42,10 +42,14 @@ type serverIndex struct {
 	usable []SkillInfo
 	// failed are in the mount, but a file of theirs failed.
 	failed []SkillInfo
-	// pending wait for the user's approval, outside the mount.
-	pending  []SkillInfo
+	// pending wait for the user's approval, outside the mount: only
+	// counted, never named (modelIndex).
+	pending  int
 	rejected map[string]int // by reason
 	nRejects int
+	// rejectsHidden: the rejected skills are only counted here (approval
+	// required), index.json does not name them either.
+	rejectsHidden bool
 }
 
 // indexView is everything the generated Markdown is rendered from.
@@ -65,14 +69,29 @@ func (m *generated) view() *indexView {
 	}
 	v := &indexView{max: int(ic.Bound()), block: ic.AvailableSkills, mount: f.opts.MountPoint}
 	byLabel := map[string]*serverIndex{}
-	for _, st := range f.Status().Origins {
+	for _, st := range m.modelStatus().Origins {
 		s := &serverIndex{label: st.Label, st: st, rejected: map[string]int{}}
 		v.servers = append(v.servers, s)
 		byLabel[st.Label] = s
 	}
-	for _, si := range f.Index().Skills {
+	idx := f.modelIndex()
+	for _, si := range idx.Skills {
 		if s := byLabel[si.Origin]; s != nil {
 			s.add(si)
+		}
+	}
+	for label, n := range idx.PendingApproval {
+		if s := byLabel[label]; s != nil {
+			s.pending += n
+		}
+	}
+	for label, reasons := range idx.RejectedNotShown {
+		if s := byLabel[label]; s != nil {
+			s.rejectsHidden = true
+			for r, n := range reasons {
+				s.rejected[r] += n
+				s.nRejects += n
+			}
 		}
 	}
 	return v
@@ -84,7 +103,7 @@ func (s *serverIndex) add(si SkillInfo) {
 		s.rejected[cmp.Or(si.Reason, "unknown")]++
 		s.nRejects++
 	case "pending":
-		s.pending = append(s.pending, si)
+		s.pending++ // not under approval: required: no such rows
 	case "failed":
 		s.failed = append(s.failed, si)
 	default:
@@ -238,9 +257,10 @@ func (v *indexView) renderServer(s *serverIndex) []byte {
 // cutLineMax bounds the line that says how many skills a list left out.
 const cutLineMax = 200
 
-// writeLists writes s's usable, failed and pending skills, keeping reserve
-// bytes free, and returns how many did not fit. whole stops at the first
-// that does not: the caller will not use a partial list.
+// writeLists writes s's usable and failed skills and the count of those
+// waiting for approval (never named: modelIndex), keeping reserve bytes
+// free, and returns how many did not fit. whole stops at the first that
+// does not: the caller will not use a partial list.
 func (s *serverIndex) writeLists(d *doc, reserve int, whole bool) (left int) {
 	groups := []struct {
 		head  string
@@ -248,7 +268,6 @@ func (s *serverIndex) writeLists(d *doc, reserve int, whole bool) (left int) {
 	}{
 		{s.usableHead(), s.usable},
 		{"Failed (in the mount, but a file failed to load or verify; reading it fails with the reason given):", s.failed},
-		{"Waiting for approval (not in the mount until the user approves them with `skillfs approve`, see `skillfs pending`; do not ask for their content):", s.pending},
 	}
 	stopped := false
 	for _, g := range groups {
@@ -277,10 +296,32 @@ func (s *serverIndex) writeLists(d *doc, reserve int, whole bool) (left int) {
 			}
 		}
 	}
-	if len(s.usable)+len(s.failed)+len(s.pending) == 0 {
+	if s.pending > 0 {
+		if stopped && whole {
+			return left
+		}
+		if !d.add(s.pendingLine(), reserve) && whole {
+			left++
+		}
+	} else if len(s.usable)+len(s.failed) == 0 {
 		d.add("\nNo skills to list: "+s.health()+"\n", reserve)
 	}
 	return left
+}
+
+// pendingLine says how many skills wait for approval, and nothing of them:
+// their names, descriptions and paths are the server's, unapproved.
+func (s *serverIndex) pendingLine() string {
+	verb := "wait"
+	if s.pending == 1 {
+		verb = "waits"
+	}
+	noun := "skill"
+	if len(s.usable)+len(s.failed) > 0 {
+		noun = "more skill"
+	}
+	return fmt.Sprintf("\n%s %s for the user's approval: their names are not shown until the user approves them (the user sees them with `skillfs pending`). They are not in the mount; do not ask for their content.\n",
+		plural(s.pending, noun), verb)
 }
 
 func (s *serverIndex) usableHead() string {
@@ -311,8 +352,12 @@ func (s *serverIndex) footer() string {
 			}
 			parts = append(parts, fmt.Sprintf("%d %s", s.rejected[r], mdTextN(r, 60)))
 		}
-		fmt.Fprintf(&b, "\n%d rejected, left out of the mount: %s. %s has each with its reason.\n",
-			s.nRejects, strings.Join(parts, ", "), mdCode(MetaDir+"/index.json"))
+		where := mdCode(MetaDir+"/index.json") + " has each with its reason."
+		if s.rejectsHidden {
+			where = "They are not named here (approval is required for this server); the user sees each with " + mdCode("skillfs list "+s.label) + "."
+		}
+		fmt.Fprintf(&b, "\n%d rejected, left out of the mount: %s. %s\n",
+			s.nRejects, strings.Join(parts, ", "), where)
 	}
 	if s.st.Withheld != "" {
 		fmt.Fprintf(&b, "\nNot shown: %s\n", mdTextN(s.st.Withheld, 200))
@@ -396,7 +441,7 @@ func (s *serverIndex) health() string {
 	switch {
 	case st.Withheld != "":
 		return h + "; its catalog is not shown here: " + mdTextN(st.Withheld, 160) + "."
-	case st.Catalog == "none" || held+len(s.pending)+s.nRejects == 0:
+	case st.Catalog == "none" || held+s.pending+s.nRejects == 0:
 		if resolver.State(st.State) == resolver.StateConnecting {
 			return h + " (no skills listed yet)."
 		}
@@ -423,7 +468,7 @@ func (s *serverIndex) counts() string {
 	if n := len(s.failed); n > 0 {
 		notes = append(notes, strconv.Itoa(n)+" failed")
 	}
-	if n := len(s.pending); n > 0 {
+	if n := s.pending; n > 0 {
 		notes = append(notes, strconv.Itoa(n)+" more pending approval")
 	}
 	if s.nRejects > 0 {
