@@ -216,7 +216,7 @@ func (v *indexView) renderSummary() []byte {
 		reserve += blockMin
 	}
 	d.add(v.preamble(indexTitle), 0)
-	d.add(fmt.Sprintf("\nEvery server's list does not fit in this file's bound (%d bytes), so each server's skills are in its own file, named below: read the one you need. %s lists every skill.\n",
+	d.add(fmt.Sprintf("\nEvery server's list does not fit in this file's bound (%d bytes), so each server's skills are in its own file, named below: read the one you need. %s lists every skill in the mount.\n",
 		v.max, mdCode(MetaDir+"/index.json")), reserve)
 	d.add("\nServers:\n\n", reserve)
 	shown := 0
@@ -247,7 +247,7 @@ func (v *indexView) renderServer(s *serverIndex) []byte {
 	}
 	footer := s.footer()
 	if left := s.writeLists(d, len(footer)+cutLineMax, false); left > 0 {
-		d.add(fmt.Sprintf("\n… and %s more, not shown for this file's bound (%d bytes): %s lists every skill.\n",
+		d.add(fmt.Sprintf("\n… and %s more, not shown for this file's bound (%d bytes): %s lists every skill in the mount.\n",
 			plural(left, "skill"), v.max, mdCode(MetaDir+"/index.json")), len(footer))
 	}
 	d.add(footer, 0)
