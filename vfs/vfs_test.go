@@ -483,3 +483,42 @@ func TestConfirmedSkillsCountAgainstResourceCap(t *testing.T) {
 		})
 	}
 }
+
+// TestConfirmedSkillsCountAgainstByteCap is max_list_bytes at its edge for
+// a skill confirmed by a directory read: the listing's bytes plus the
+// confirmed entry's (as JSON, what Inspect shows) is held at a cap of
+// exactly their sum and refused one byte below it.
+func TestConfirmedSkillsCountAgainstByteCap(t *testing.T) {
+	const delta = "local/team/delta/SKILL.md"
+	// First learn the two sizes under a cap that cannot stop anything.
+	f := newFixture(t, baseFiles, func(o *config.Origin) { o.Limits.MaxListPages = 1 })
+	f.allowWarn = true
+	listed := f.fs.Status().Origins[0].ListBytes
+	if _, err := f.fs.Stat(context.Background(), delta); err != nil {
+		t.Fatalf("stat %s with the default caps: %v", delta, err)
+	}
+	ins, err := f.fs.Inspect(context.Background(), vfs.SkillRef{Path: "local/team/delta"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := int(listed) + len(ins.Entry)
+	for _, tc := range []struct {
+		cap  int
+		held bool
+	}{{sum, true}, {sum - 1, false}} {
+		t.Run(fmt.Sprint(tc.cap), func(t *testing.T) {
+			f := newFixture(t, baseFiles, func(o *config.Origin) { o.Limits.MaxListPages = 1; o.Limits.MaxListBytes = int64(tc.cap) })
+			f.allowWarn = true
+			if got := f.fs.Status().Origins[0].ListBytes; got != listed {
+				t.Fatalf("listing bytes %d under the cap, %d without: the listing itself was cut", got, listed)
+			}
+			_, err := f.fs.Stat(context.Background(), delta)
+			if held := err == nil; held != tc.held {
+				t.Fatalf("stat %s under max_list_bytes %d (listing %d + entry %d): %v, want held %v", delta, tc.cap, listed, len(ins.Entry), err, tc.held)
+			}
+			if st := f.fs.Status().Origins[0]; !tc.held && !strings.Contains(st.Truncated, "max_list_bytes") {
+				t.Errorf("truncated %q; want the max_list_bytes cap named", st.Truncated)
+			}
+		})
+	}
+}
