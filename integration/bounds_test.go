@@ -158,19 +158,14 @@ func TestSameNameCrowdIsLinear(t *testing.T) {
 	if _, ok := raw["skills_truncated"]; ok {
 		t.Errorf("index.json was cut short, but %d skills fit its cap", n)
 	}
-	checkAlive(t, m)
-	rss := peakRSS(t, m)
-	t.Logf("daemon peak RSS %d MiB", rss>>20)
-	if rss > crowdRSSBound {
-		t.Errorf("daemon peak RSS %d MiB, want under %d MiB", rss>>20, crowdRSSBound>>20)
-	}
+	checkAliveAndBounded(t, m)
 }
 
 // TestEscapeCrowdIsBounded is issue 17 item 12 (b): a listing near
 // max_list_bytes whose paths and descriptions are made of '<', '>', '&'
 // and control characters. The generated files are written without HTML
 // escapes and under their cap (valid JSON, with "skills_truncated" when
-// the cap cut them); list and pending answer; the catalog is saved or
+// the cap cut them); list answers; the catalog is saved or
 // status.json says why; the daemon's peak RSS stays under crowdRSSBound.
 func TestEscapeCrowdIsBounded(t *testing.T) {
 	t.Parallel()
@@ -225,12 +220,7 @@ func TestEscapeCrowdIsBounded(t *testing.T) {
 		t.Errorf("cache: %v", err)
 	}
 	checkCLI(t, m, 100, "list")
-	checkAlive(t, m)
-	rss := peakRSS(t, m)
-	t.Logf("daemon peak RSS %d MiB", rss>>20)
-	if rss > crowdRSSBound {
-		t.Errorf("daemon peak RSS %d MiB, want under %d MiB", rss>>20, crowdRSSBound>>20)
-	}
+	checkAliveAndBounded(t, m)
 }
 
 // TestCallTimeoutBoundsOneRead is issue 17 item 14: a file whose server
@@ -318,5 +308,17 @@ func TestWalkedSkillsCountAgainstListingCaps(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("ls walker/walk = %v; want the %d held skills only", names, cap-2)
+	}
+}
+
+// checkAliveAndBounded checks that the daemon is still up and that its peak
+// RSS stayed under crowdRSSBound.
+func checkAliveAndBounded(t *testing.T, m *mount) {
+	t.Helper()
+	checkAlive(t, m)
+	rss := peakRSS(t, m)
+	t.Logf("daemon peak RSS %d MiB", rss>>20)
+	if rss > crowdRSSBound {
+		t.Errorf("daemon peak RSS %d MiB, want under %d MiB", rss>>20, crowdRSSBound>>20)
 	}
 }
