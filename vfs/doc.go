@@ -5,7 +5,8 @@
 // by its host-assigned label, and the generated .skillfs directory
 // (index.json, index.md, status.json, control.json — where the control
 // socket is, controlfile.go —, and servers/LABEL.md for each origin: see
-// indexmd.go). Under an origin, every file of every held skill sits at
+// package render, which renders them from a snapshot the mount
+// takes: generated.go). Under an origin, every file of every held skill sits at
 // the path its resource URI maps to (verify.URI.Path: skill://a/b/FILE →
 // a/b/FILE, other schemes under @scheme/); directories
 // are exactly the ancestors of those files. A skill directory therefore

@@ -45,13 +45,6 @@ func (r Reload) String() string {
 
 var errStopping = errors.New("apply: the mount is stopping")
 
-// A ReloadStatus is status.json's "reload": the last reload failed, and
-// why. It is absent once a reload succeeds.
-type ReloadStatus struct {
-	At    time.Time `json:"at"`
-	Error string    `json:"error"`
-}
-
 // NoteReload records how a reload of the config ended: err nil clears a
 // failure shown in status.json, any other is shown there until then.
 func (f *Core) NoteReload(err error) {

@@ -1,4 +1,4 @@
-package vfs
+package render
 
 import (
 	"cmp"
@@ -7,9 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/skillfs/skillfs/config"
-	"github.com/skillfs/skillfs/resolver"
 )
 
 // index.md and .skillfs/servers/LABEL.md are written for a model's context,
@@ -31,8 +28,8 @@ import (
 // the skills and bytes near the bound. index.json and status.json keep the
 // full detail.
 
-// serversDir is the directory of per-server files under .skillfs.
-const serversDir = "servers"
+// ServersDir is the directory of per-server files under .skillfs.
+const ServersDir = "servers"
 
 // serverIndex is what the generated Markdown says of one server.
 type serverIndex struct {
@@ -60,21 +57,16 @@ type indexView struct {
 	mount   string // the absolute mountpoint, "" when not known
 }
 
-// view gathers the index and status of every origin once.
-func (m *generated) view() *indexView {
-	f := m.f
-	var ic config.Index
-	if f.opts.Config != nil {
-		ic = f.opts.Config.Index
-	}
-	v := &indexView{max: int(ic.Bound()), block: ic.AvailableSkills, mount: f.opts.MountPoint}
+// newView gathers the index and status of every origin once.
+func newView(snap *Snapshot) *indexView {
+	v := &indexView{max: snap.Bound, block: snap.AvailableSkills, mount: snap.Mount}
 	byLabel := map[string]*serverIndex{}
-	for _, st := range m.modelStatus().Origins {
+	for _, st := range snap.Status.Origins {
 		s := &serverIndex{label: st.Label, st: st, rejected: map[string]int{}}
 		v.servers = append(v.servers, s)
 		byLabel[st.Label] = s
 	}
-	idx := f.modelIndex()
+	idx := &snap.Index
 	for _, si := range idx.Skills {
 		if s := byLabel[si.Origin]; s != nil {
 			s.add(si)
@@ -111,8 +103,8 @@ func (s *serverIndex) add(si SkillInfo) {
 	}
 }
 
-// serverFile is the mount-relative path of a server's own file.
-func serverFile(label string) string { return MetaDir + "/" + serversDir + "/" + label + ".md" }
+// ServerFile is the mount-relative path of a server's own file.
+func ServerFile(label string) string { return MetaDir + "/" + ServersDir + "/" + label + ".md" }
 
 // A doc is a document being written within a bound.
 type doc struct {
@@ -169,7 +161,7 @@ func (v *indexView) renderFull() ([]byte, bool) {
 	if !d.add(v.preamble(indexTitle), 0) {
 		return nil, false
 	}
-	if !d.add("\nServers (each one's list is also in "+mdCode(MetaDir+"/"+serversDir+"/LABEL.md")+"):\n\n", 0) {
+	if !d.add("\nServers (each one's list is also in "+mdCode(MetaDir+"/"+ServersDir+"/LABEL.md")+"):\n\n", 0) {
 		return nil, false
 	}
 	for _, s := range v.servers {
@@ -221,7 +213,7 @@ func (v *indexView) renderSummary() []byte {
 	d.add("\nServers:\n\n", reserve)
 	shown := 0
 	for _, s := range v.servers {
-		line := "- " + mdCode(s.label) + ": " + s.health() + " Its skills: " + mdCode(serverFile(s.label)) + "\n"
+		line := "- " + mdCode(s.label) + ": " + s.health() + " Its skills: " + mdCode(ServerFile(s.label)) + "\n"
 		if !d.add(line, reserve) {
 			break
 		}
@@ -229,7 +221,7 @@ func (v *indexView) renderSummary() []byte {
 	}
 	if n := len(v.servers) - shown; n > 0 {
 		d.add(fmt.Sprintf("- … and %s more, not shown for this file's bound: %s has them all, and each has %s.\n",
-			plural(n, "server"), mdCode(MetaDir+"/status.json"), mdCode(MetaDir+"/"+serversDir+"/LABEL.md")), 0)
+			plural(n, "server"), mdCode(MetaDir+"/status.json"), mdCode(MetaDir+"/"+ServersDir+"/LABEL.md")), 0)
 	}
 	if v.block {
 		v.writeBlock(d)
@@ -378,7 +370,7 @@ func sumRejects(m map[string]int, reasons []string) int {
 // plain reports whether s's skills may be presented as usable: the server
 // is connected now.
 func (s *serverIndex) plain() bool {
-	return s.st.State == string(resolver.StateConnected)
+	return s.st.State == stateConnected
 }
 
 // warning is the paragraph that opens the section of a server whose
@@ -395,8 +387,8 @@ func (s *serverIndex) warning() string {
 func (s *serverIndex) health() string {
 	st := s.st
 	held := len(s.usable) + len(s.failed)
-	switch resolver.State(st.State) {
-	case resolver.StateConnected:
+	switch st.State {
+	case stateConnected:
 		if st.Withheld != "" {
 			return "connected; its catalog is not shown here: " + mdTextN(st.Withheld, 160) + "."
 		}
@@ -405,29 +397,29 @@ func (s *serverIndex) health() string {
 			h += "; its listing was cut short (" + mdTextN(st.Truncated, 80) + ") and it may have more"
 		}
 		return h + "."
-	case resolver.StateNoSkills:
+	case stateNoSkills:
 		return "connected, does not offer skills (no skills extension)."
-	case resolver.StateStopped:
+	case stateStopped:
 		return "stopped (the mount is shutting down)."
 	}
 	var h string
-	switch resolver.State(st.State) {
-	case resolver.StateConnecting:
+	switch st.State {
+	case stateConnecting:
 		h = "connecting…"
 		if st.FailedStarts > 0 {
 			h = fmt.Sprintf("failed to start (%d times in a row): %s; retrying", st.FailedStarts, reasonText(st.LastError))
 		}
-	case resolver.StateGaveUp:
+	case stateGaveUp:
 		why, _, _ := strings.Cut(st.LastError, " (failed to start ")
 		h = fmt.Sprintf("failed to start %d times in a row, no longer retried (the user can send SIGHUP to retry): %s", st.FailedStarts, reasonText(why))
-	case resolver.StateFailed:
+	case stateFailed:
 		if st.Catalog == "live" {
 			// It listed in this run, so it went away since.
 			h = "offline, reconnecting failed: " + reasonText(st.LastError) + "; retrying"
 		} else {
 			h = "failed to start: " + reasonText(st.LastError) + "; retrying"
 		}
-	case resolver.StateOffline:
+	case stateOffline:
 		// LastErrorAt is the last failure, of a read too: not when the
 		// server went away.
 		h = "offline (last error"
@@ -442,7 +434,7 @@ func (s *serverIndex) health() string {
 	case st.Withheld != "":
 		return h + "; its catalog is not shown here: " + mdTextN(st.Withheld, 160) + "."
 	case st.Catalog == "none" || held+s.pending+s.nRejects == 0:
-		if resolver.State(st.State) == resolver.StateConnecting {
+		if st.State == stateConnecting {
 			return h + " (no skills listed yet)."
 		}
 		return h + "; no skills known from it."
@@ -538,7 +530,7 @@ func (v *indexView) writeBlock(d *doc) (left int) {
 	}
 	if left > 0 {
 		d.add(fmt.Sprintf("<!-- %s more not listed here for the bound of index.md (%d bytes): %s and %s list them -->\n",
-			plural(left, "skill"), v.max, MetaDir+"/"+serversDir+"/LABEL.md", MetaDir+"/index.json"), 0)
+			plural(left, "skill"), v.max, MetaDir+"/"+ServersDir+"/LABEL.md", MetaDir+"/index.json"), 0)
 	}
 	d.add("</available_skills>\n```\n", 0)
 	return left

@@ -1,0 +1,11 @@
+package render
+
+import (
+	"testing"
+
+	"github.com/skillfs/skillfs/internal/testkit"
+)
+
+// TestMain runs the tests with a HOME and XDG directories of their own,
+// never the user's (internal/testkit).
+func TestMain(m *testing.M) { testkit.Main(m) }
