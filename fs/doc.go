@@ -30,9 +30,21 @@
 // the reader sees its true size. Inode numbers are
 // derived from the origin and path and are stable across remounts.
 //
+// Without kernel notifications (macOS, whose macFUSE does not support them;
+// Options.NoNotify, the hidden --no-notify flag, on Linux) none of the above
+// can be invalidated, so none of it is kept for long: entries, attributes
+// and failed lookups are cached for NoNotifyTimeout (1 s), directories get
+// no FOPEN_CACHE_DIR, and Open answers every open itself, without
+// FOPEN_KEEP_CACHE (the kernel drops the file's pages), after checking it
+// against the current tree: ENOENT for a file that left it, ESTALE for an
+// inode of an older version (Linux then looks the path up again and opens
+// the new one). No notification is ever sent.
+//
 // Errors a user sees:
 //
 //	ENOENT  the path is not in the tree (not listed, rejected, or outside a manifest)
+//	ESTALE  without kernel notifications (macOS): an open of a name the kernel
+//	        still holds for an older version of the file; open it again
 //	EIO     the file exists but its bytes could not be served verified: digest,
 //	        size or frontmatter mismatch, server offline, over budget or limits,
 //	        timeout; the reason is logged and shown in .skillfs/index.json

@@ -71,6 +71,7 @@ func (r *records) take() []record {
 
 type fixture struct {
 	dir  string // the served folder
+	srv  *skillserver.Server
 	v    *vfs.Core
 	raw  *rawFS
 	root *node
@@ -139,7 +140,7 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 	if waiting := v.Ready(rctx); len(waiting) > 0 {
 		t.Fatalf("origins not ready: %v", waiting)
 	}
-	f.v = v
+	f.v, f.srv = v, srv
 	f.raw, _ = newFS(v, Options{Logger: lg})
 	f.root = f.raw.root
 	return f

@@ -23,7 +23,15 @@ type Options struct {
 	Debug bool
 	// AllowOther lets other users see the mount (needs user_allow_other).
 	AllowOther bool
-	Logger     *slog.Logger
+	// NoNotify serves the mount for a kernel that cannot be told of
+	// changes (macOS, where it is always on; a hidden flag on Linux, for
+	// tests): no notification is ever sent, entries, attributes and failed
+	// lookups are cached for NoNotifyTimeout only, no listing or file page
+	// is kept across opens, and every open is checked against the current
+	// tree. A changed, removed or revoked file is then never served, and its
+	// old name and attributes are not seen NoNotifyTimeout after the change.
+	NoNotify bool
+	Logger   *slog.Logger
 }
 
 // A Mount is a live skillfs mount.
@@ -55,6 +63,11 @@ func Start(mountpoint string, v *vfs.Core, opts Options) (*Mount, error) {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
 	m := &Mount{server: server, root: raw.root, log: raw.sh.log, notify: make(chan vfs.Change, 64), done: make(chan struct{})}
+	if raw.sh.noNotify {
+		// The kernel cannot be told: short timeouts and checked opens
+		// bound what it keeps (see Options.NoNotify).
+		return m, nil
+	}
 	go m.invalidator()
 	// Catalog swaps before this point needed no invalidation: the kernel
 	// knew nothing yet.
@@ -71,9 +84,13 @@ func newFS(v *vfs.Core, opts Options) (*rawFS, fuse.MountOptions) {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	sh := &shared{v: v, log: lg, uid: uint32(os.Geteuid()), gid: uint32(os.Getegid())}
+	sh := &shared{v: v, log: lg, uid: uint32(os.Geteuid()), gid: uint32(os.Getegid()),
+		noNotify: opts.NoNotify || !kernelNotifies, entryTimeout: CacheTimeout, negTimeout: negativeTimeout}
+	if sh.noNotify {
+		sh.entryTimeout, sh.negTimeout = NoNotifyTimeout, NoNotifyTimeout
+	}
 	root := &node{sh: sh, path: "", dir: true}
-	neg := negativeTimeout
+	neg := sh.negTimeout
 	mo := fuse.MountOptions{
 		FsName:           "skillfs",
 		Name:             "skillfs",

@@ -23,12 +23,24 @@ const CacheTimeout = time.Minute
 // announced to the kernel explicitly, so it can be long too.
 const negativeTimeout = 10 * time.Second
 
+// NoNotifyTimeout is how long the kernel may cache entries, attributes and
+// failed lookups on a mount without kernel notifications (Options.NoNotify,
+// always on macOS): nothing tells the kernel of a change there, so this
+// bounds how long a name or size it cached can outlive one. Opens are
+// checked against the current tree whatever the kernel cached (node.Open).
+const NoNotifyTimeout = time.Second
+
 // shared is what every node of one mount refers to.
 type shared struct {
 	v   *vfs.Core
 	log *slog.Logger
 	uid uint32
 	gid uint32
+	// noNotify: the kernel is never told of changes (see Options.NoNotify);
+	// entryTimeout and negTimeout are what the kernel may cache for.
+	noNotify     bool
+	entryTimeout time.Duration
+	negTimeout   time.Duration
 	// volatile maps the inode numbers of files whose size is not known yet
 	// to their nodes (see rawFS.GetAttr), until the kernel forgets them.
 	volatile sync.Map
@@ -107,7 +119,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	p := n.child(name)
 	a, fl, err := n.sh.v.Lookup(ctx, p)
 	if err != nil {
-		out.SetEntryTimeout(negativeTimeout)
+		out.SetEntryTimeout(n.sh.negTimeout)
 		return nil, toErrno(n.sh.log, "lookup", p, err)
 	}
 	n.sh.fill(a, &out.Attr)
@@ -116,9 +128,9 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 		// of its own.
 		out.SetEntryTimeout(0)
 	} else {
-		out.SetEntryTimeout(CacheTimeout)
+		out.SetEntryTimeout(n.sh.entryTimeout)
 	}
-	out.SetAttrTimeout(attrTimeout(a))
+	out.SetAttrTimeout(n.sh.attrTimeout(a))
 	mode := uint32(syscall.S_IFREG)
 	if a.Kind == vfs.KindDir {
 		mode = syscall.S_IFDIR
@@ -148,11 +160,11 @@ func (n *node) OnForget() {
 }
 
 // attrTimeout: a size that is not known yet must not be cached.
-func attrTimeout(a vfs.Attr) time.Duration {
+func (sh *shared) attrTimeout(a vfs.Attr) time.Duration {
 	if a.Volatile {
 		return 0
 	}
-	return CacheTimeout
+	return sh.entryTimeout
 }
 
 func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
@@ -189,7 +201,7 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 		}
 	}
 	n.sh.fill(a, &out.Attr)
-	out.SetTimeout(attrTimeout(a))
+	out.SetTimeout(n.sh.attrTimeout(a))
 	return 0
 }
 
@@ -207,6 +219,11 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 // an inode is one version of a file (vfs.File), a changed entry is a new
 // inode, and the old one's reads fail after the change. Opens for writing
 // answer EROFS.
+//
+// Without kernel notifications (Options.NoNotify) nothing would ever drop
+// those pages, so every open reaches the daemon instead: it is checked
+// against the current tree (openCurrent) and answered without
+// FOPEN_KEEP_CACHE, which makes the kernel drop the file's cached pages.
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if n.dir {
 		return nil, 0, syscall.EISDIR
@@ -214,7 +231,10 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND|syscall.O_CREAT) != 0 {
 		return nil, 0, syscall.EROFS
 	}
-	return nil, 0, syscall.ENOSYS
+	if !n.sh.noNotify {
+		return nil, 0, syscall.ENOSYS
+	}
+	return nil, 0, n.openCurrent(ctx)
 }
 
 func (n *node) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
@@ -244,14 +264,15 @@ func (n *node) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 
 // OpendirHandle lists the directory once per open. Directories the
 // catalog alone decides are returned with FOPEN_CACHE_DIR, so that the
-// kernel keeps the listing until a catalog swap invalidates it.
+// kernel keeps the listing until a catalog swap invalidates it; without
+// kernel notifications nothing would, so none is kept.
 func (n *node) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	ds, errno := n.Readdir(ctx)
 	if errno != 0 {
 		return nil, 0, errno
 	}
 	var fl uint32
-	if n.sh.v.DirCacheable(n.where()) {
+	if !n.sh.noNotify && n.sh.v.DirCacheable(n.where()) {
 		fl = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
 	}
 	return ds, fl, 0

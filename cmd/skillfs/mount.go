@@ -40,6 +40,7 @@ type mountOptions struct {
 	daemon         bool
 	logFile        string
 	pidFile        string
+	noNotify       bool
 	// ready, when set, receives the mount's ready line instead of stdout.
 	ready io.Writer
 	// readyPipe, in a --daemon child, is ready's pipe, closed after the line.
@@ -64,6 +65,8 @@ func (o *mountOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.daemon, "daemon", false, "run in the background: return once the mount is live (exit 0), log to --log-file, write --pid-file")
 	f.StringVar(&o.logFile, "log-file", "", "append logs to `FILE` instead of stderr (with --daemon: $XDG_STATE_HOME/skillfs/<mountpoint>.log); reopened on SIGHUP")
 	f.StringVar(&o.pidFile, "pid-file", "", "write the daemon's pid to `FILE` while mounted (with --daemon: $XDG_STATE_HOME/skillfs/<mountpoint>.pid)")
+	f.BoolVar(&o.noNotify, "no-notify", false, "serve as for a kernel without cache notifications, as on macOS (for tests)")
+	f.MarkHidden("no-notify")
 	f.MarkHidden("stale-retry")
 	f.MarkHidden("cpuprofile")
 	f.MarkHidden("memprofile")
@@ -204,7 +207,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err := requireAll(opts, v.Status()); err != nil {
 		return err
 	}
-	live, err := skfs.Start(mnt, v, skfs.Options{Debug: opts.debug, AllowOther: opts.allowOther, Logger: log})
+	live, err := skfs.Start(mnt, v, skfs.Options{Debug: opts.debug, AllowOther: opts.allowOther, NoNotify: opts.noNotify, Logger: log})
 	if err != nil {
 		return &exitError{code: exitMount, err: fmt.Errorf("%w%s", err, mountHint(err))}
 	}
