@@ -91,7 +91,7 @@ func TestReaddirListsTheTree(t *testing.T) {
 		"local":            {".", "..", "alpha", "team"},
 		"local/alpha":      {".", "..", "SKILL.md", "refs"},
 		"local/team/beta":  {".", "..", "SKILL.md", "data.txt", "lost.txt", "other.txt"},
-		".skillfs":         {".", "..", "index.json", "index.md", "status.json", "control.json", "servers"},
+		".skillfs":         {".", "..", "index.json", "index.md", "status.json", "control.json", "catalog.md", "servers"},
 		".skillfs/servers": {".", "..", "local.md"},
 	} {
 		n := f.walk(t, p)

@@ -215,8 +215,11 @@ func skillLine(s SkillInfo) string {
 // xmlText renders untrusted text as XML character data. oneLine collapses
 // white space as mdText does and cuts the text to mdTextMax runes; without
 // it (a path) nothing is collapsed or cut.
-func xmlText(s string, oneLine bool) string {
-	return escapeText(s, oneLine, mdTextMax, func(b *strings.Builder, r rune) bool {
+func xmlText(s string, oneLine bool) string { return xmlTextN(s, oneLine, mdTextMax) }
+
+// xmlTextN is xmlText cut to max runes.
+func xmlTextN(s string, oneLine bool, max int) string {
+	return escapeText(s, oneLine, max, func(b *strings.Builder, r rune) bool {
 		switch r {
 		case '&':
 			b.WriteString("&amp;")

@@ -83,9 +83,10 @@ const (
 	metaIndexJSON = render.IndexJSONFile
 	metaIndexMD   = render.IndexMDFile
 	metaStatus    = render.StatusFile
+	metaCatalog   = render.CatalogFile
 )
 
-var metaFiles = []string{metaIndexJSON, metaIndexMD, metaStatus, ControlFileName}
+var metaFiles = []string{metaIndexJSON, metaIndexMD, metaStatus, ControlFileName, metaCatalog}
 
 func metaIno(p string) uint64 { return inoFor("\x00meta", p, p == MetaDir || p == metaServers) }
 
@@ -198,6 +199,8 @@ func (m *generated) render(p string) ([]byte, error) {
 		return render.IndexMD(m.snapshot()), nil
 	case metaStatus:
 		return render.JSON(m.modelStatus())
+	case metaCatalog:
+		return render.Catalog(m.snapshot(), render.FormatXML, 0), nil
 	case ControlFileName:
 		return render.JSON(m.controlEndpoint())
 	}

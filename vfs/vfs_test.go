@@ -425,7 +425,7 @@ func TestUnlistedSkillIsConfirmedWithSkillsGet(t *testing.T) {
 func TestServerIndexFiles(t *testing.T) {
 	f := newFixture(t, baseFiles, nil)
 	ctx := context.Background()
-	if got := f.ls(t, ".skillfs"); !slices.Equal(got, []string{"index.json", "index.md", "status.json", "control.json", "servers"}) {
+	if got := f.ls(t, ".skillfs"); !slices.Equal(got, []string{"index.json", "index.md", "status.json", "control.json", "catalog.md", "servers"}) {
 		t.Errorf("ls .skillfs = %v", got)
 	}
 	if got := f.ls(t, ".skillfs/servers"); !slices.Equal(got, []string{"local.md"}) {
