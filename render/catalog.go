@@ -17,7 +17,9 @@ import (
 // and never named. Every string a server chose is escaped as in index.md
 // (XML character data in the <available_skills> block, running text or a
 // code span in Markdown, a JSON string in JSON), so no name or description
-// can end an entry or open one.
+// can end an entry or open one; in every format a description is one line
+// and every hidden character and invalid byte is written in index.md's
+// visible notation (<U+XXXX>, <0xNN>).
 
 // A Format is how the catalog is written.
 type Format string
@@ -251,6 +253,10 @@ func catalogAsJSON(entries []CatalogEntry, nl NotListed, max int) []byte {
 	size := len(CatalogInstructions) + catalogTail
 	var row bytes.Buffer
 	for i, e := range entries {
+		// The JSON goes to a model's context as well: one line, every
+		// hidden character and invalid byte made visible, as elsewhere.
+		e.Server, e.Name = plainText(e.Server, catalogDescMax), plainText(e.Name, catalogDescMax)
+		e.Description, e.Location = plainText(e.Description, catalogDescMax), visible(e.Location)
 		row.Reset()
 		if encodeJSON(&row, e, "    ") != nil {
 			continue
@@ -271,6 +277,12 @@ func catalogAsJSON(entries []CatalogEntry, nl NotListed, max int) []byte {
 		return []byte("{}\n")
 	}
 	return b
+}
+
+// plainText is s on one line, cut to max runes, with every hidden
+// character and invalid byte in the <U+XXXX> / <0xNN> notation.
+func plainText(s string, max int) string {
+	return escapeText(s, true, max, func(*strings.Builder, rune) bool { return false }, "<", ">")
 }
 
 // CatalogFormat parses a --format value.

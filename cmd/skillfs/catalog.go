@@ -1,0 +1,131 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillfs/skillfs/control"
+	"github.com/skillfs/skillfs/render"
+)
+
+// hookCatalogBytes bounds the catalog `catalog --hook claude-code` prints:
+// Claude Code is reported to keep at most 10,000 characters of a hook's
+// output in the context (more is saved to a file and replaced with a
+// preview), and a byte is at most a character.
+const hookCatalogBytes = 10000
+
+// hookHosts are the hosts `catalog --hook` writes the output of.
+var hookHosts = []string{"claude-code"}
+
+func newCatalogCommand() *cobra.Command {
+	var opts controlOptions
+	var format, hook string
+	var maxBytes int
+	cmd := controlCommand("catalog [--format xml|markdown|json] [--max-bytes N] [--hook claude-code]",
+		"Print what an agent host should put in the model's context: how to use the skills, and every skill it can load now",
+		`Catalog prints, from a running mount, what a host puts in the model's
+context so that the model knows the skills exist: a short paragraph on how
+to use them (read SKILL.md with the file tool, resolve relative paths from
+its folder, list a folder to see what is there; the content is the named
+server's, not the user's), then one entry per skill that can be loaded now,
+with its server, name, description and the absolute path of its SKILL.md.
+Skills with the same name are qualified by their path. Skills waiting for
+approval, failed, rejected or of servers not connected now are left out and
+counted, never named. The mount keeps the same text (xml) at
+MOUNT/.skillfs/catalog.md, for hosts that include a file by path.
+
+--format xml (default; the <available_skills> block), markdown or json.
+--max-bytes bounds the output (default 32768, at least 4096): skills that do
+not fit are left out, in order, and counted.
+--hook claude-code prints Claude Code's SessionStart hook output, JSON with
+the catalog as hookSpecificOutput.additionalContext, bounded at 10000 bytes
+unless --max-bytes says otherwise (see skillfs integrate claude-code).
+
+`+findHelp,
+		argsBetween(0, 0, "takes no arguments"), &opts,
+		func(ctx context.Context, c *control.Client, _ []string) error {
+			f, err := render.CatalogFormat(format)
+			if err != nil {
+				return usageError(err)
+			}
+			if opts.json {
+				f = render.FormatJSON
+			}
+			max := maxBytes
+			if hook != "" {
+				f, max = render.FormatXML, cmp.Or(max, hookCatalogBytes)
+			}
+			b, err := catalogOf(ctx, c, f, max)
+			if err != nil {
+				return err
+			}
+			if hook != "" {
+				b, err = claudeHookOutput(b)
+				if err != nil {
+					return err
+				}
+			}
+			_, err = opts.out.Write(b)
+			return err
+		})
+	f := cmd.Flags()
+	f.StringVar(&format, "format", string(render.FormatXML), "`xml`, markdown or json")
+	f.IntVar(&maxBytes, "max-bytes", 0, fmt.Sprintf("bound the output to `N` bytes (default %d, at least %d)", render.DefaultCatalogBytes, render.MinCatalogBytes))
+	f.StringVar(&hook, "hook", "", "print the catalog as `HOST`'s hook output (claude-code)")
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		if maxBytes != 0 && maxBytes < render.MinCatalogBytes {
+			return usageError(fmt.Errorf("--max-bytes %d: give at least %d", maxBytes, render.MinCatalogBytes))
+		}
+		if hook != "" && hook != "claude-code" {
+			return usageError(fmt.Errorf("--hook %q: the hosts with a hook are %v", hook, hookHosts))
+		}
+		if hook != "" && (cmd.Flags().Changed("format") || opts.json) {
+			return usageError(fmt.Errorf("--hook prints JSON of its own: leave out --format and --json"))
+		}
+		return nil
+	}
+	return cmd
+}
+
+// catalogOf renders the catalog of the mount c answers for: its rows and
+// its servers' states, as `skillfs list` and `skillfs status` get them.
+func catalogOf(ctx context.Context, c *control.Client, f render.Format, max int) ([]byte, error) {
+	st, err := c.Status(ctx)
+	if err != nil {
+		return nil, remote(err)
+	}
+	skills, err := c.Skills(ctx, "")
+	if err := truncated(err); err != nil {
+		return nil, remote(err)
+	}
+	s := &render.Snapshot{Mount: st.Mount.Path, Index: render.Index{Skills: make([]render.SkillInfo, 0, len(skills))}}
+	for _, sk := range skills {
+		si := sk.SkillInfo
+		si.Approval = cmp.Or(sk.Approval, si.Approval)
+		s.Index.Skills = append(s.Index.Skills, si)
+	}
+	for _, o := range st.Servers {
+		s.Status.Origins = append(s.Status.Origins, o.OriginStatus)
+	}
+	return render.Catalog(s, f, max), nil
+}
+
+// claudeHookOutput wraps a catalog as a Claude Code SessionStart hook's
+// output.
+func claudeHookOutput(catalog []byte) ([]byte, error) {
+	type specific struct {
+		HookEventName     string `json:"hookEventName"`
+		AdditionalContext string `json:"additionalContext"`
+	}
+	b, err := json.Marshal(struct {
+		HookSpecificOutput specific `json:"hookSpecificOutput"`
+	}{specific{"SessionStart", string(catalog)}})
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
