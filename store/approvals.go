@@ -16,21 +16,6 @@ const approvalsName = "approvals.json"
 // MaxApprovalsSize bounds approvals.json.
 const MaxApprovalsSize = 16 << 20
 
-// SaveApprovals atomically and durably replaces the origin's
-// approvals.json (mode 0600).
-func (o *Bucket) SaveApprovals(data []byte) error {
-	if o.removed.Load() {
-		return fmt.Errorf("save approvals of %s: %w", o.id, ErrRemoved)
-	}
-	if len(data) > MaxApprovalsSize {
-		return fmt.Errorf("save approvals of %s: %d bytes: %w (cap %d)", o.id, len(data), ErrTooLarge, MaxApprovalsSize)
-	}
-	if err := o.writeAtomic(approvalsName, data, 0o600, true); err != nil {
-		return fmt.Errorf("save approvals of %s: %w", o.id, err)
-	}
-	return nil
-}
-
 // LoadApprovals returns the saved approvals.json, or ErrNotFound. One that
 // is not a regular file or is over its cap is removed and logged: the
 // skills it approved are pending again, never shown on its say-so.

@@ -19,7 +19,7 @@ func TestApprovalsSavedHostOnlyAndRemovedWithTheOrigin(t *testing.T) {
 		t.Fatalf("before any save: %v, want ErrNotFound", err)
 	}
 	for _, data := range [][]byte{[]byte(`{"v":1}`), []byte(`{"v":2}`)} {
-		if err := o.SaveApprovals(data); err != nil {
+		if err := save(o, ApprovalsSidecar, data); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -41,7 +41,8 @@ type Bucket struct {
 	pmu     sync.Mutex
 	pending map[string][]byte
 
-	// unsaved says why the last SaveCatalog failed; nil after a success.
+	// unsaved says why the last save of catalog.json failed; nil after
+	// a success.
 	unsaved atomic.Pointer[string]
 }
 
@@ -362,41 +363,13 @@ func (o *Bucket) write(h string, b []byte) error {
 	return o.writeAtomic(rel, b, 0o400, false)
 }
 
-// SaveCatalog atomically replaces the origin's catalog.json (mode 0600)
-// with data, durably: it is the only copy of what the origin offered when
-// the server is down at the next start. A failure is also kept for
-// CatalogUnsaved.
-func (o *Bucket) SaveCatalog(data []byte) error {
-	err := o.saveCatalog(data)
-	if err != nil {
-		msg := err.Error()
-		o.unsaved.Store(&msg)
-	} else {
-		o.unsaved.Store(nil)
-	}
-	return err
-}
-
-// CatalogUnsaved says why the last SaveCatalog failed, or "" when it
-// succeeded (or none was made).
+// CatalogUnsaved says why the last save of catalog.json (CatalogSidecar)
+// failed, or "" when it succeeded (or none was made).
 func (o *Bucket) CatalogUnsaved() string {
 	if p := o.unsaved.Load(); p != nil {
 		return *p
 	}
 	return ""
-}
-
-func (o *Bucket) saveCatalog(data []byte) error {
-	if o.removed.Load() {
-		return fmt.Errorf("save catalog of %s: %w", o.id, ErrRemoved)
-	}
-	if limit := o.s.opts.MaxCatalogSize; int64(len(data)) > limit {
-		return fmt.Errorf("save catalog of %s: %d bytes: %w (cap %d)", o.id, len(data), ErrTooLarge, limit)
-	}
-	if err := o.writeAtomic(catalogName, data, 0o600, true); err != nil {
-		return fmt.Errorf("save catalog of %s: %w", o.id, err)
-	}
-	return nil
 }
 
 // LoadCatalog returns the last saved catalog, or ErrNotFound. A catalog.json

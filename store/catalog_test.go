@@ -18,17 +18,17 @@ func TestCatalogAtItsCap(t *testing.T) {
 		t.Errorf("before any save: %q", got)
 	}
 	at := bytes.Repeat([]byte("a"), 100)
-	if err := o.SaveCatalog(at); err != nil || o.CatalogUnsaved() != "" {
+	if err := save(o, CatalogSidecar, at); err != nil || o.CatalogUnsaved() != "" {
 		t.Fatalf("a catalog at the cap: %v, unsaved %q", err, o.CatalogUnsaved())
 	}
-	err := o.SaveCatalog(append(at, 'b'))
+	err := save(o, CatalogSidecar, append(at, 'b'))
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(o.CatalogUnsaved(), "101 bytes") {
 		t.Errorf("one byte over: %v, unsaved %q", err, o.CatalogUnsaved())
 	}
 	if b, err := o.LoadCatalog(); err != nil || !bytes.Equal(b, at) {
 		t.Errorf("after the refused save the last saved catalog is %d bytes, %v", len(b), err)
 	}
-	if err := o.SaveCatalog(at); err != nil || o.CatalogUnsaved() != "" {
+	if err := save(o, CatalogSidecar, at); err != nil || o.CatalogUnsaved() != "" {
 		t.Errorf("a later save: %v, unsaved %q", err, o.CatalogUnsaved())
 	}
 }

@@ -23,6 +23,21 @@
 // file and the directory); objects are not fsynced, because a torn object
 // fails its re-hash and is fetched again.
 //
+// # Sidecars
+//
+// catalog.json, approvals.json, flags.json and times.bin (Sidecar) are
+// written only through a Saver, one per file and session: writes of one
+// file are one at a time and in order, each an atomic replace (a locked
+// O_EXCL temporary file, 0600, fsynced with its directory for the durable
+// two, renamed into place; a symlink or directory at the name is replaced,
+// never followed), capped before a byte is written. A Saver gathers a
+// burst of changes into one write after a delay (Soon), or writes at once
+// for a caller that must answer with the result (Write); its Stop is the
+// final flush, waits for a write under way and ends the writes, so an
+// exiting daemon never cuts one off and a new session of the origin never
+// sees an old one land after it. A delayed write that fails is logged to
+// the caller's logger and stays due.
+//
 // # Trust
 //
 // The agent reading the mount usually runs as the same user as skillfs, so

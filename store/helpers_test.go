@@ -176,3 +176,8 @@ func wantOneDiscard(t *testing.T, rec *recorder, o *Bucket, d skill.Digest, path
 		t.Errorf("warning digest = %q, want %q", w.Attrs["digest"], d)
 	}
 }
+
+// save writes data to o's sidecar f as its users do, through a Saver.
+func save(o *Bucket, f Sidecar, data []byte) error {
+	return o.NewSaver(f, SaverOptions{}).Write(data)
+}

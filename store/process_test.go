@@ -190,7 +190,7 @@ func TestUnprivilegedAgent(t *testing.T) {
 	// Remove works even when the agent took write permission away from
 	// every directory of the origin.
 	mustPut(t, o, good)
-	o.SaveCatalog([]byte("{}"))
+	save(o, CatalogSidecar, []byte("{}"))
 	for _, dir := range []string{filepath.Dir(path), filepath.Join(o.Dir(), "objects"), o.Dir()} {
 		if err := os.Chmod(dir, 0o500); err != nil {
 			t.Fatal(err)

@@ -29,7 +29,7 @@ type Options struct {
 	// MaxFileSize is the largest file Put accepts and Get loads. 0 means
 	// 16 MiB. A stored file found larger than this is discarded.
 	MaxFileSize int64
-	// MaxCatalogSize is the largest catalog SaveCatalog accepts and
+	// MaxCatalogSize is the largest catalog a Saver of CatalogSidecar writes and
 	// LoadCatalog reads. 0 means 64 MiB.
 	MaxCatalogSize int64
 	// Logger receives one Warn line per discarded stored file. nil discards.

@@ -79,7 +79,7 @@ func TestLayoutAndModes(t *testing.T) {
 	s, _ := openStoreAt(t, root, Options{})
 	o := mustOrigin(t, s, "acme-1")
 	d := mustPut(t, o, []byte("hello"))
-	if err := o.SaveCatalog([]byte(`{"skills":[]}`)); err != nil {
+	if err := save(o, CatalogSidecar, []byte(`{"skills":[]}`)); err != nil {
 		t.Fatal(err)
 	}
 	obj := objectPath(o, d)
@@ -472,7 +472,7 @@ func TestCatalog(t *testing.T) {
 	if _, err := o.LoadCatalog(); !errors.Is(err, ErrNotFound) {
 		t.Errorf("LoadCatalog before any save = %v, want ErrNotFound", err)
 	}
-	if err := o.SaveCatalog([]byte("v1")); err != nil {
+	if err := save(o, CatalogSidecar, []byte("v1")); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(o.Dir(), "catalog.json")
@@ -481,7 +481,7 @@ func TestCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer old.Close()
-	if err := o.SaveCatalog([]byte("version two")); err != nil {
+	if err := save(o, CatalogSidecar, []byte("version two")); err != nil {
 		t.Fatal(err)
 	}
 	// Replaced by rename, not rewritten: a reader of the old file still
@@ -505,8 +505,8 @@ func TestCatalog(t *testing.T) {
 	if b, err := mustOrigin(t, s2, "acme-1").LoadCatalog(); err != nil || string(b) != "version two" {
 		t.Errorf("LoadCatalog after restart = %q, %v", b, err)
 	}
-	if err := o.SaveCatalog(make([]byte, 1001)); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("SaveCatalog over the cap = %v, want ErrTooLarge", err)
+	if err := save(o, CatalogSidecar, make([]byte, 1001)); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("saving the catalog over the cap = %v, want ErrTooLarge", err)
 	}
 	if b, _ := o.LoadCatalog(); string(b) != "version two" {
 		t.Errorf("a refused save changed the catalog to %q", b)
@@ -552,8 +552,8 @@ func TestCatalogPlanted(t *testing.T) {
 					t.Errorf("symlink target touched")
 				}
 			}
-			if err := o.SaveCatalog([]byte("fresh")); err != nil {
-				t.Errorf("SaveCatalog after discard: %v", err)
+			if err := save(o, CatalogSidecar, []byte("fresh")); err != nil {
+				t.Errorf("saving the catalog after discard: %v", err)
 			}
 		})
 	}
@@ -563,8 +563,8 @@ func TestCatalogSaveOverPlantedDirectory(t *testing.T) {
 	s, rec := openStore(t, Options{})
 	o := mustOrigin(t, s, "acme-1")
 	os.MkdirAll(filepath.Join(o.Dir(), "catalog.json", "sub"), 0o700)
-	if err := o.SaveCatalog([]byte("ok")); err != nil {
-		t.Fatalf("SaveCatalog over a planted directory: %v", err)
+	if err := save(o, CatalogSidecar, []byte("ok")); err != nil {
+		t.Fatalf("saving the catalog over a planted directory: %v", err)
 	}
 	if len(rec.takeWarnings()) != 1 {
 		t.Errorf("replacing a planted directory was not logged once")
@@ -580,7 +580,7 @@ func TestRemove(t *testing.T) {
 	b := mustOrigin(t, s, "b-1")
 	da := mustPut(t, a, []byte("a's file"))
 	db := mustPut(t, b, []byte("b's file"))
-	a.SaveCatalog([]byte("a's catalog"))
+	save(a, CatalogSidecar, []byte("a's catalog"))
 
 	// Something an agent planted inside must be removed, not followed.
 	outside := filepath.Join(t.TempDir(), "keep")
@@ -609,8 +609,8 @@ func TestRemove(t *testing.T) {
 	if err := a.Put(da, []byte("a's file")); !errors.Is(err, ErrRemoved) {
 		t.Errorf("Put on removed origin = %v, want ErrRemoved", err)
 	}
-	if err := a.SaveCatalog([]byte("x")); !errors.Is(err, ErrRemoved) {
-		t.Errorf("SaveCatalog on removed origin = %v, want ErrRemoved", err)
+	if err := save(a, CatalogSidecar, []byte("x")); !errors.Is(err, ErrRemoved) {
+		t.Errorf("saving the catalog on removed origin = %v, want ErrRemoved", err)
 	}
 	if st := s.Stats(); st.MemoryEntries != 1 {
 		t.Errorf("memory entries after Remove = %d, want 1 (b's)", st.MemoryEntries)

@@ -1,7 +1,5 @@
 package store
 
-import "fmt"
-
 // timesName holds, per digest, when this host first held an entry naming
 // that content (its format is package vfs's): what a file's mtime is, so
 // that it survives remounts. Like flags.json it is informational — a
@@ -12,20 +10,6 @@ const timesName = "times.bin"
 // maxTimesSize bounds times.bin: 40 bytes an entry, so some 400 000
 // digests, four times the default cap on resources in one listing.
 const maxTimesSize = 16 << 20
-
-// SaveTimes atomically replaces the origin's times.bin (mode 0600).
-func (o *Bucket) SaveTimes(data []byte) error {
-	if o.removed.Load() {
-		return fmt.Errorf("save times of %s: %w", o.id, ErrRemoved)
-	}
-	if len(data) > maxTimesSize {
-		return fmt.Errorf("save times of %s: %d bytes: %w (cap %d)", o.id, len(data), ErrTooLarge, maxTimesSize)
-	}
-	if err := o.writeAtomic(timesName, data, 0o600, false); err != nil {
-		return fmt.Errorf("save times of %s: %w", o.id, err)
-	}
-	return nil
-}
 
 // LoadTimes returns the saved times.bin, or ErrNotFound. One that is not a
 // regular file or is over its cap is removed and logged.

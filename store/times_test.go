@@ -18,7 +18,7 @@ func TestTimesSavedAndReloaded(t *testing.T) {
 		t.Fatalf("before any save: %v, want ErrNotFound", err)
 	}
 	for _, data := range [][]byte{[]byte("one"), []byte("two")} {
-		if err := o.SaveTimes(data); err != nil {
+		if err := save(o, TimesSidecar, data); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -34,7 +34,7 @@ func TestTimesSavedAndReloaded(t *testing.T) {
 	if err := s2.Remove("acme-1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := o2.SaveTimes([]byte("three")); !errors.Is(err, ErrRemoved) {
+	if err := save(o2, TimesSidecar, []byte("three")); !errors.Is(err, ErrRemoved) {
 		t.Errorf("saving into a removed origin: %v, want ErrRemoved", err)
 	}
 }
@@ -45,7 +45,7 @@ func TestOversizedTimesAreDiscarded(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "store")
 	s, rec := openStoreAt(t, root, Options{})
 	o := mustOrigin(t, s, "acme-1")
-	if err := o.SaveTimes(make([]byte, maxTimesSize+1)); !errors.Is(err, ErrTooLarge) {
+	if err := save(o, TimesSidecar, make([]byte, maxTimesSize+1)); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("saving past the cap: %v, want ErrTooLarge", err)
 	}
 	p := filepath.Join(root, "acme-1", "times.bin")

@@ -206,6 +206,7 @@ type approvalBook struct {
 	cfg   config.Origin
 	fp    string
 	store *store.Bucket
+	saver *store.Saver // writes approvals.json, before a change is taken
 	log   *slog.Logger
 	now   func() time.Time
 
@@ -215,11 +216,17 @@ type approvalBook struct {
 
 func newApprovalBook(oc config.Origin, st *store.Bucket, log *slog.Logger, now func() time.Time) *approvalBook {
 	b := &approvalBook{cfg: oc, store: st, log: log, now: now, m: map[string]approvalRecord{}}
+	b.saver = st.NewSaver(store.ApprovalsSidecar, store.SaverOptions{Logger: log})
 	if oc.Approval.Required() {
 		b.fp = fingerprintOf(oc)
 	}
 	return b
 }
+
+// stop ends the book's saves, when the origin's supervisor has ended: an
+// approval under way is written first, and one asked for later fails
+// rather than be written into a store a new session of the origin may own.
+func (b *approvalBook) stop() { b.saver.Stop() }
 
 func (b *approvalBook) required() bool { return b.cfg.Approval.Required() }
 
@@ -301,7 +308,7 @@ func (b *approvalBook) approveMany(ss []*verify.Skill) (int, error) {
 	if len(recs) == 0 {
 		return 0, capErr
 	}
-	if err := b.store.SaveApprovals(assembleApprovals(parts)); err != nil {
+	if err := b.saver.Write(assembleApprovals(parts)); err != nil {
 		return 0, err
 	}
 	for _, rec := range recs {
@@ -403,7 +410,7 @@ func (b *approvalBook) saveLocked() error {
 		}
 		parts[uri] = p
 	}
-	return b.store.SaveApprovals(assembleApprovals(parts))
+	return b.saver.Write(assembleApprovals(parts))
 }
 
 // load brings back the approvals of earlier runs. An approval recorded for

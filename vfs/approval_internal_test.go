@@ -94,7 +94,7 @@ func TestApprovalBookPersistsPerIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ob.store.SaveApprovals(data); err != nil {
+	if err := ob.saver.Write(data); err != nil {
 		t.Fatal(err)
 	}
 	ob.log = slog.New(slog.DiscardHandler)

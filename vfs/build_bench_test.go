@@ -41,7 +41,6 @@ func BenchmarkBuildTree(b *testing.B) {
 	for b.Loop() {
 		times := newTimeBook(nil, nil)
 		times.loadOnce.Do(func() {})
-		times.due = true // no save is scheduled: there is no store
 		now := time.Now()
 		times.track(cat, now)
 		buildGated("bench", cat, "live", nil, now, nil, nil, times)

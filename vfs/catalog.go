@@ -77,6 +77,7 @@ type catalog struct {
 	// the catalog's truncation.
 	refused string
 
+	saver *store.Saver                      // writes catalog.json
 	saved atomic.Pointer[[sha256.Size]byte] // hash of the last saved catalog, to skip rewrites
 
 	// times are the first times of the catalog's digests: the files'
@@ -86,8 +87,17 @@ type catalog struct {
 
 func newCatalog(cfg config.Origin, st *store.Bucket, log *slog.Logger, now func() time.Time, started time.Time) *catalog {
 	c := &catalog{cfg: cfg, store: st, log: log, now: now, extra: map[string]*verify.Skill{}, onChange: func(_, _ []string) {}, times: newTimeBook(st, log)}
+	c.saver = st.NewSaver(store.CatalogSidecar, store.SaverOptions{Logger: log})
 	c.tree.Store(buildTree(cfg.Label, &resolver.Catalog{}, "none", nil, started, nil))
 	return c
+}
+
+// stop is the final flush of the catalog's files, when the origin's
+// supervisor has ended: a save under way is written, the file times still
+// waiting for their delay too, and nothing is saved after it.
+func (c *catalog) stop() {
+	c.times.stop()
+	c.saver.Stop()
 }
 
 // current is the tree in force.
@@ -313,7 +323,12 @@ func (c *catalog) save() {
 	if p := c.saved.Load(); p != nil && *p == sum {
 		return
 	}
-	if err := c.store.SaveCatalog(b); err != nil {
+	if err := c.saver.Write(b); err != nil {
+		if errors.Is(err, store.ErrStopped) {
+			// The origin has stopped (a confirm through a file left
+			// open): a new session of it may own the store by now.
+			return
+		}
 		// store records it for status.json: a restart with the server
 		// down will not show this catalog.
 		c.log.Warn("catalog not saved; a restart with the server down will not show it", "op", "save", "err", err)

@@ -13,21 +13,17 @@ import (
 )
 
 // flagBook holds the content flags found in SKILL.md files, per version
-// (entry and digest: fileVersion.key), and keeps them in the store so that
-// index.json shows them after a restart, before the files are read again.
+// (entry and digest: fileVersion.key), and keeps them in the store
+// (flags.json, through a store.Saver) so that index.json shows them after
+// a restart, before the files are read again.
 type flagBook struct {
 	store *store.Bucket
+	saver *store.Saver
 	log   *slog.Logger
 
-	// saveMu is held by a save from taking the pending tree until its
-	// write is done: saves are written in order, and the final flush
-	// (stop) waits for one under way rather than return while it writes.
-	saveMu sync.Mutex
-
-	mu      sync.Mutex
-	flags   map[string][]string
-	pending *tree // the tree to save against, when a save is due
-	stopped bool  // the final flush is done: nothing is saved after it
+	mu    sync.Mutex
+	flags map[string][]string
+	tree  *tree // the tree the next save keeps the flags of
 	// gen counts the changes of flags (see failureLog.gen).
 	gen atomic.Uint64
 }
@@ -37,7 +33,11 @@ type flagBook struct {
 const saveDelay = 2 * time.Second
 
 func newFlagBook(st *store.Bucket, log *slog.Logger) *flagBook {
-	return &flagBook{store: st, log: log, flags: map[string][]string{}}
+	b := &flagBook{store: st, log: log, flags: map[string][]string{}}
+	b.saver = st.NewSaver(store.FlagsSidecar, store.SaverOptions{
+		Delay: saveDelay, Encode: b.encode, Logger: log, Message: "saving content flags",
+	})
+	return b
 }
 
 // note records the flags of one version; it reports whether that changed
@@ -66,47 +66,20 @@ func (b *flagBook) note(key string, flags []string) bool {
 // meanwhile; after stop it does nothing.
 func (b *flagBook) saveSoon(t *tree) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.stopped {
-		return
-	}
-	due := b.pending != nil
-	b.pending = t
-	if !due {
-		time.AfterFunc(saveDelay, b.flush)
-	}
+	b.tree = t
+	b.mu.Unlock()
+	b.saver.Soon()
 }
 
-// flush writes a save that is due now (saveSoon's timer).
-func (b *flagBook) flush() {
-	b.saveMu.Lock()
-	defer b.saveMu.Unlock()
-	b.mu.Lock()
-	t := b.pending
-	b.pending = nil
-	b.mu.Unlock()
-	if t != nil {
-		b.save(t)
-	}
-}
+// flush writes a save that is due now, as saveSoon's timer does.
+func (b *flagBook) flush() { b.saver.Flush() }
 
 // stop is the final flush, when the origin's supervisor has ended: it
 // writes a save still waiting for its delay, after one under way, and no
-// save is written after it (a timer that fires later finds nothing due), so
-// the process can exit, or a new session of the same origin take over its
-// store, without a write in flight.
-func (b *flagBook) stop() {
-	b.saveMu.Lock()
-	defer b.saveMu.Unlock()
-	b.mu.Lock()
-	t := b.pending
-	b.pending = nil
-	b.stopped = true
-	b.mu.Unlock()
-	if t != nil {
-		b.save(t)
-	}
-}
+// save is written after it (see store.Saver), so the process can exit, or
+// a new session of the same origin take over its store, without a write
+// in flight.
+func (b *flagBook) stop() { b.saver.Stop() }
 
 func (b *flagBook) get(key string) []string {
 	b.mu.Lock()
@@ -114,29 +87,27 @@ func (b *flagBook) get(key string) []string {
 	return b.flags[key]
 }
 
-// save keeps the flags of the versions t holds (see store.SaveFlags) and
-// forgets the others.
-func (b *flagBook) save(t *tree) {
+// encode is flags.json: the flags of the versions the tree of the last
+// saveSoon holds (see store.FlagsSidecar). It forgets the others.
+func (b *flagBook) encode() ([]byte, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.tree
+	if t == nil {
+		return nil, nil
+	}
 	held := map[string]bool{}
 	for _, sn := range t.skills {
 		if n := t.nodes[sn.s.URI.Path()]; n != nil && !n.isDir() {
 			held[n.file.key] = true
 		}
 	}
-	b.mu.Lock()
 	for k := range b.flags {
 		if !held[k] {
 			delete(b.flags, k)
 		}
 	}
-	data, err := json.Marshal(b.flags)
-	b.mu.Unlock()
-	if err != nil {
-		return
-	}
-	if err := b.store.SaveFlags(data); err != nil {
-		b.log.Warn("saving content flags", "op", "save", "err", err)
-	}
+	return json.Marshal(b.flags)
 }
 
 // load brings back the flags of earlier runs.

@@ -178,7 +178,8 @@ func (f *Core) launch(o *branch) {
 		defer close(o.done)
 		o.res.Run(o.life)
 		o.rd.flags.stop() // a save still waiting for its delay
-		o.cat.times.stop()
+		o.cat.stop()
+		o.approvals.stop()
 	}()
 }
 

@@ -29,21 +29,25 @@ import (
 // between was up to date.
 type timeBook struct {
 	store *store.Bucket
+	saver *store.Saver // nil without a store: nothing is saved
 	log   *slog.Logger
 
 	loadOnce sync.Once
-	saveMu   sync.Mutex // orders saves, so that the last one written is the newest
 
 	mu      sync.Mutex
 	first   firstTimes    // digest → unix seconds
 	pending chan struct{} // closed when the track under way is done (trackAsync)
-	due     bool          // a save is scheduled
-	changed bool          // first differs from what was saved or loaded
-	stopped bool          // the final flush is done: nothing is saved after it
 }
 
 func newTimeBook(st *store.Bucket, log *slog.Logger) *timeBook {
-	return &timeBook{store: st, log: log}
+	b := &timeBook{store: st, log: log}
+	if st != nil {
+		b.saver = st.NewSaver(store.TimesSidecar, store.SaverOptions{
+			Delay: saveDelay, Encode: b.encode, Logger: log,
+			Message: "file times not saved; the next mount shows new times for new content only",
+		})
+	}
+	return b
 }
 
 // track makes the book hold exactly the digests cat names, keeping the
@@ -74,17 +78,11 @@ func (b *timeBook) track(cat *resolver.Catalog, now time.Time) {
 		}
 		next[i].t = t
 	}
-	if added || len(next) != len(b.first) {
-		b.changed = true
-	}
+	changed := added || len(next) != len(b.first)
 	b.first = next
-	save := b.changed && !b.due && !b.stopped
-	if save {
-		b.due = true
-	}
 	b.mu.Unlock()
-	if save {
-		time.AfterFunc(saveDelay, b.flush)
+	if changed && b.saver != nil {
+		b.saver.Soon()
 	}
 }
 
@@ -199,36 +197,28 @@ func (m firstTimes) at(d skill.Digest) (time.Time, bool) {
 	return time.Unix(t, 0), true
 }
 
-// flush writes the book when it changed since it was last written.
-func (b *timeBook) flush() { b.save(false) }
+// flush writes the book when it changed since it was last written, as
+// the timer of a change does.
+func (b *timeBook) flush() {
+	if b.saver != nil {
+		b.saver.Flush()
+	}
+}
 
 // stop is the final flush, when the origin's supervisor has ended: it
-// writes the book, after a save under way, and no save is written after it.
-func (b *timeBook) stop() { b.save(true) }
+// writes the book, after a save under way, and no save is written after it
+// (see store.Saver).
+func (b *timeBook) stop() {
+	if b.saver != nil {
+		b.saver.Stop()
+	}
+}
 
-func (b *timeBook) save(final bool) {
-	b.saveMu.Lock()
-	defer b.saveMu.Unlock()
+// encode is times.bin of the book as it is now.
+func (b *timeBook) encode() ([]byte, error) {
 	b.mu.Lock()
-	b.due = false
-	if b.stopped {
-		b.mu.Unlock()
-		return
-	}
-	b.stopped = final
-	if !b.changed {
-		b.mu.Unlock()
-		return
-	}
-	data := encodeTimes(b.first)
-	b.changed = false
-	b.mu.Unlock()
-	if err := b.store.SaveTimes(data); err != nil {
-		if errors.Is(err, store.ErrRemoved) {
-			return // skillfs cache rm: there is nowhere to keep them
-		}
-		b.log.Warn("file times not saved; the next mount shows new times for new content only", "op", "save", "err", err)
-	}
+	defer b.mu.Unlock()
+	return encodeTimes(b.first), nil
 }
 
 // load brings back the times of earlier runs. A book that cannot be read

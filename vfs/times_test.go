@@ -311,7 +311,6 @@ func TestSnapshotWaitsForTrackAsync(t *testing.T) {
 	for range 200 {
 		b := newTimeBook(nil, nil)
 		b.loadOnce.Do(func() {})
-		b.due = true // no save is scheduled: there is no store
 		first := twoSkills(t, "one")
 		b.trackAsync(first, time.Unix(100, 0))
 		b.trackAsync(twoSkills(t, "two"), time.Unix(200, 0))
