@@ -175,6 +175,9 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err := config.CheckPlacement(mnt, config.Homes()...); err != nil {
 		return usageError(fmt.Errorf("refusing mountpoint: %w", err))
 	}
+	if err := skfs.Available(); err != nil {
+		return &exitError{code: exitMount, err: err}
+	}
 	origins, err := loadOrigins(ctx, opts, log)
 	if err != nil {
 		return err
