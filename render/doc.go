@@ -14,5 +14,7 @@
 // by config.Index.Bound (32 KiB by default), index.json by
 // MaxIndexJSONBytes; what does not fit is counted, never cut mid-entry.
 // Under approval: required the Snapshot's Index holds no row of a skill
-// that is not approved, only counts, so no file names one.
+// that is not approved, only counts, so no file names one. A server's
+// instructions are quoted in servers/LABEL.md as the server's words
+// (instructions.go), unless the Snapshot holds them back.
 package render

@@ -238,6 +238,7 @@ func (v *indexView) renderServer(s *serverIndex) []byte {
 		d.add("\n"+w, 0)
 	}
 	footer := s.footer()
+	d.add(s.instructionsSection(d.left(len(footer)+cutLineMax+instructionsListRoom)), 0)
 	if left := s.writeLists(d, len(footer)+cutLineMax, false); left > 0 {
 		d.add(fmt.Sprintf("\n… and %s more, not shown for this file's bound (%d bytes): %s lists every skill in the mount.\n",
 			plural(left, "skill"), v.max, mdCode(MetaDir+"/index.json")), len(footer))

@@ -143,7 +143,7 @@ type SkillInfo struct {
 	// Flags are content and frontmatter findings, reported and never acted
 	// on: allowed-tools and hooks are requested-and-ignored.
 	Flags         []string `json:"flags,omitempty"`
-	Source        string   `json:"source,omitempty"` // "list", "pin", "get"
+	Source        string   `json:"source,omitempty"` // "list", "pin", "get", "instructions"
 	Files         int      `json:"files,omitempty"`
 	VerifiedFiles int      `json:"verified_files,omitempty"`
 	// NestedIn is the enclosing skill's path: this skill's files are plain
@@ -224,6 +224,14 @@ type OriginStatus struct {
 	// FailedStarts counts the attempts in a row that could not start a
 	// session (state "gave-up" once it reaches limits.start_attempts).
 	FailedStarts int `json:"failed_starts,omitempty"`
+	// Instructions are the first MaxInstructions bytes of the
+	// instructions the server sent at connect, exactly; InstructionsBytes
+	// is their whole length. Under approval: required the mount leaves
+	// them out of what the generated files are rendered from and says why
+	// in InstructionsNotShown (instructions.go).
+	Instructions         string `json:"instructions,omitempty"`
+	InstructionsBytes    int    `json:"instructions_bytes,omitempty"`
+	InstructionsNotShown string `json:"instructions_not_shown,omitempty"`
 }
 
 // Status is the content of .skillfs/status.json.

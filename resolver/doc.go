@@ -16,6 +16,12 @@
 // the caller checks the bytes against the held entry. GetSkill and ReadDir
 // wrap skills/get and resources/directory/read.
 //
+// The server's instructions (initialize) are kept as a plain string in
+// Status (the first MaxInstructions bytes, and their length), and the
+// skill:// URIs they name (NamedSkills, at most MaxNamedSkills) are
+// confirmed with skills/get on every enumeration, like the config's pins,
+// within the listing's caps (instructions.go).
+//
 // The listing's cacheScope (SEP-2549) is read: anything but "public" (or
 // no scope) makes the catalog private. On a mount shared with other users
 // (config.Origin.Shared, from --allow-other) a private catalog is marked

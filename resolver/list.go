@@ -33,6 +33,9 @@ type Catalog struct {
 	// Pinned are the canonical URIs of the skills confirmed because the
 	// config pins them.
 	Pinned map[string]bool
+	// Named are the canonical URIs of the skills confirmed because the
+	// server's instructions name them (instructions.go).
+	Named map[string]bool
 	// TTL is the listing's ttlMs freshness hint, or zero.
 	TTL time.Duration
 	// CacheScope is ScopePrivate when any page of the listing said so
@@ -172,6 +175,7 @@ pages:
 		o.log.Warn("skills/list truncated", "op", "list", "err", cat.Truncated)
 	}
 	o.confirmPins(lctx, l)
+	o.confirmNamed(lctx, l)
 	l.compact()
 	cat.Resources, cat.Bytes = l.resources, l.bytes
 	if cat.CacheScope == ScopePrivate && o.cfg.Shared {
@@ -434,35 +438,41 @@ func (o *Session) confirmPins(ctx context.Context, l *lister) {
 
 // GetSkill asks the server for one skill's current entry with skills/get
 // and checks it. The entry must describe the URI asked for.
-func (o *Session) GetSkill(ctx context.Context, uri string) (_ *verify.Skill, err error) {
+func (o *Session) GetSkill(ctx context.Context, uri string) (*verify.Skill, error) {
+	s, _, err := o.getSkill(ctx, uri)
+	return s, err
+}
+
+// getSkill is GetSkill, also returning the size of the entry as received.
+func (o *Session) getSkill(ctx context.Context, uri string) (_ *verify.Skill, size int64, err error) {
 	defer func() { err = redact(err) }()
 	want, err := verify.ParseURI(uri)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	cs, err := o.session(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("skills/get %s: %w", uri, err)
+		return nil, 0, fmt.Errorf("skills/get %s: %w", uri, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.limits.CallTimeout)
 	defer cancel()
 	res, err := mcp.CallCustomMethod[*getParams, *getResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, skill.MethodGet, &getParams{GetParams: skill.GetParams{URI: want.String()}})
 	if err != nil {
-		return nil, fmt.Errorf("skills/get %s: %w", uri, o.lost(cs, classify(err)))
+		return nil, 0, fmt.Errorf("skills/get %s: %w", uri, o.lost(cs, classify(err)))
 	}
 	if len(res.Skill) == 0 {
-		return nil, fmt.Errorf("skills/get %s: %w: no skill in the result", uri, ErrMalformed)
+		return nil, 0, fmt.Errorf("skills/get %s: %w: no skill in the result", uri, ErrMalformed)
 	}
 	s, err := verify.DecodeEntry(res.Skill, o.entries)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if s.URI.String() != want.String() {
-		return nil, &verify.Error{Reason: verify.OutsideSkill, Subject: uri,
+		return nil, 0, &verify.Error{Reason: verify.OutsideSkill, Subject: uri,
 			Detail: fmt.Sprintf("skills/get answered with the entry of %s", s.URI)}
 	}
 	if s.Dynamic && !o.cfg.AllowDynamic {
-		return nil, &verify.Error{Reason: ReasonDynamic, Subject: uri,
+		return nil, 0, &verify.Error{Reason: ReasonDynamic, Subject: uri,
 			Detail: "the server publishes no digests for this skill; set allow_dynamic for this server to show it unverified"}
 	}
 	// A private answer is treated like a private listing: not shown on a
@@ -471,11 +481,11 @@ func (o *Session) GetSkill(ctx context.Context, uri string) (_ *verify.Skill, er
 	if scopeOf(res.CacheScope) == ScopePrivate {
 		if o.cfg.Shared {
 			o.log.Warn("skills/get answer withheld from the shared mount", "op", "get", "uri", uri, "err", ErrPrivateEntry)
-			return nil, fmt.Errorf("skills/get %s: %w", uri, ErrPrivateEntry)
+			return nil, 0, fmt.Errorf("skills/get %s: %w", uri, ErrPrivateEntry)
 		}
 		s.Private = true
 	}
-	return s, nil
+	return s, int64(len(res.Skill)), nil
 }
 
 // A DirChild is one child of a directory read.

@@ -76,6 +76,11 @@ type Status struct {
 	// session; a session that starts resets it. A server between two
 	// attempts shows StateConnecting with FailedStarts > 0.
 	FailedStarts int
+	// Instructions are the first MaxInstructions bytes of the instructions
+	// of the last session's initialize result: the server's words, for the
+	// model, not the user's. InstructionsBytes is their whole length.
+	Instructions      string
+	InstructionsBytes int
 }
 
 // A Session is one configured server (config.Origin) and its supervised
@@ -104,6 +109,10 @@ type Session struct {
 	// held maps the canonical SKILL.md URI of every skill in the last
 	// catalog, for skills/get lookups that must not duplicate listing work.
 	held map[string]bool
+	// named are the skill URIs the live session's instructions name, at
+	// most MaxNamedSkills; namedCut: they name more (instructions.go).
+	named    []string
+	namedCut bool
 }
 
 // New returns a Session; Run starts it.
@@ -336,6 +345,9 @@ func (o *Session) runSession(ctx context.Context) (healthy bool, err error) {
 		o.status.ServerName = ir.ServerInfo.Name
 	}
 	o.status.DirectoryRead = directoryRead
+	o.status.Instructions = keepInstructions(ir.Instructions)
+	o.status.InstructionsBytes = len(ir.Instructions)
+	o.named, o.namedCut = NamedSkills(ir.Instructions, MaxNamedSkills)
 	if declared {
 		o.status.State = StateConnected
 	} else {

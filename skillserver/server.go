@@ -44,6 +44,11 @@ type Options struct {
 	// the URI it names (or the cursor), e.g. "resources/read skill://a/SKILL.md".
 	// Authors use it to see what agents read; tests count requests with it.
 	AccessLog io.Writer
+	// Instructions are sent as the instructions of the initialize result:
+	// text for the model about this server. The Final SEP-2640 text lets
+	// them point to skills by URI (skill://…/SKILL.md), which a host
+	// confirms with skills/get.
+	Instructions string
 }
 
 // A Problem is a file or skill left out of what the server publishes, and
@@ -100,8 +105,9 @@ func New(dir string, opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: opts.Logger, sc: sc, newWatcher: fsnotify.NewWatcher, safetyPoll: safetyPoll}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
-		Logger:   opts.Logger,
-		PageSize: opts.PageSize,
+		Logger:       opts.Logger,
+		PageSize:     opts.PageSize,
+		Instructions: opts.Instructions,
 		Capabilities: &mcp.ServerCapabilities{
 			// Declared even for an empty folder: a client subscribes to
 			// list_changed only when the capability says it may, and the

@@ -327,13 +327,18 @@ func (o *branch) modelTruncated(why string) string {
 }
 
 // modelStatus is status.json: Status, with each truncated note as
-// modelTruncated says it.
+// modelTruncated says it and the instructions as modelInstructions does.
 func (m *generated) modelStatus() Status {
 	st := m.f.Status()
 	for i := range st.Origins {
-		if o, ok := m.f.branch(st.Origins[i].Label); ok && st.Origins[i].Truncated != "" {
+		o, ok := m.f.branch(st.Origins[i].Label)
+		if !ok {
+			continue
+		}
+		if st.Origins[i].Truncated != "" {
 			st.Origins[i].Truncated = o.modelTruncated(st.Origins[i].Truncated)
 		}
+		o.modelInstructions(&st.Origins[i])
 	}
 	return st
 }
@@ -498,6 +503,7 @@ func (m *generated) Status() Status {
 			CatalogUnsaved: o.store.CatalogUnsaved(),
 			ListedAt:       rs.ListedAt, BytesFetched: rs.BytesFetched, Budget: rs.Budget, BudgetWindow: rs.BudgetWindow.String(), Reads: rs.Reads,
 			LastError: rs.LastError, LastErrorAt: rs.LastErrorAt, FailedStarts: rs.FailedStarts,
+			Instructions: rs.Instructions, InstructionsBytes: rs.InstructionsBytes,
 		}
 		failures := o.rd.failures.snapshot()
 		ost.FailedReads = len(failures)

@@ -245,6 +245,8 @@ func buildGated(label string, cat *resolver.Catalog, source string, prev *tree, 
 		switch u := s.URI.String(); {
 		case cat.Pinned[u]:
 			sn.source = "pin"
+		case cat.Named[u]:
+			sn.source = sourceNamed
 		case confirmed[u]:
 			sn.source = "get"
 		}
@@ -634,6 +636,12 @@ func (t *tree) catalog() *resolver.Catalog {
 				c.Pinned = map[string]bool{}
 			}
 			c.Pinned[sn.uri()] = true
+		}
+		if sn.source == sourceNamed {
+			if c.Named == nil {
+				c.Named = map[string]bool{}
+			}
+			c.Named[sn.uri()] = true
 		}
 	}
 	for _, r := range t.rejected {

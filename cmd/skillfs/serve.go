@@ -17,14 +17,15 @@ import (
 
 // serveOptions is everything `skillfs serve` takes from its command line.
 type serveOptions struct {
-	dir         string
-	httpAddr    string // empty: serve on stdio
-	allowRemote bool
-	pageSize    int
-	poll        time.Duration
-	watch       bool
-	accessLog   string
-	stderr      io.Writer
+	dir          string
+	httpAddr     string // empty: serve on stdio
+	allowRemote  bool
+	pageSize     int
+	poll         time.Duration
+	watch        bool
+	accessLog    string
+	instructions string // a file
+	stderr       io.Writer
 }
 
 func newServeCommand() *cobra.Command {
@@ -60,6 +61,7 @@ reached) serve says why once and polls every --poll instead.`,
 	f.DurationVar(&opts.poll, "poll", 2*time.Second, "how often to look for changes in DIR when it cannot be watched, or with --watch=false (negative: never look, not even by watching)")
 	f.BoolVar(&opts.watch, "watch", true, "watch DIR with file notifications; false polls every --poll instead")
 	f.StringVar(&opts.accessLog, "access-log", "", "append one line per request (method and URI) to `FILE`")
+	f.StringVar(&opts.instructions, "instructions", "", "send the text of `FILE` as the server's instructions (initialize), for the model; it may point to skills by URI, e.g. skill://acme/billing/refunds/SKILL.md")
 	return cmd
 }
 
@@ -102,7 +104,16 @@ func runServe(ctx context.Context, opts serveOptions) error {
 		defer f.Close()
 		access = f
 	}
+	var instructions []byte
+	if opts.instructions != "" {
+		b, err := os.ReadFile(opts.instructions)
+		if err != nil {
+			return usageError(fmt.Errorf("--instructions: %w", err))
+		}
+		instructions = b
+	}
 	s, err := skillserver.New(opts.dir, skillserver.Options{
+		Instructions: string(instructions),
 		AccessLog:    access,
 		PageSize:     opts.pageSize,
 		PollInterval: opts.poll,

@@ -48,6 +48,8 @@ const (
 	// whole environment to (one VAR=value a line) before serving: what the
 	// client that started it passed.
 	EnvEnvironFile = "SKILLFS_HOSTILE_ENVIRON_FILE"
+	// EnvInstructionsFile is Options.InstructionsFile.
+	EnvInstructionsFile = "SKILLFS_HOSTILE_INSTRUCTIONS_FILE"
 )
 
 // Exit statuses of Main, besides ExitDied.
@@ -64,7 +66,7 @@ func (o Options) Environ() []string {
 	if o.Fixtures != nil {
 		env = append(env, EnvFixtures+"="+strings.Join(o.Fixtures, ","))
 	}
-	for _, kv := range [][2]string{{EnvMode, o.Mode}, {EnvVariant, o.Variant}, {EnvState, o.StateFile}, {EnvAccessLog, o.AccessLog}, {EnvCacheScope, o.CacheScope}, {EnvRedirectTo, o.RedirectTo}, {EnvHeaderLog, o.HeaderLog}, {EnvGetCacheScope, o.GetCacheScope}, {EnvCapsLog, o.CapsLog}} {
+	for _, kv := range [][2]string{{EnvMode, o.Mode}, {EnvVariant, o.Variant}, {EnvState, o.StateFile}, {EnvAccessLog, o.AccessLog}, {EnvCacheScope, o.CacheScope}, {EnvRedirectTo, o.RedirectTo}, {EnvHeaderLog, o.HeaderLog}, {EnvGetCacheScope, o.GetCacheScope}, {EnvCapsLog, o.CapsLog}, {EnvInstructionsFile, o.InstructionsFile}} {
 		if kv[1] != "" {
 			env = append(env, kv[0]+"="+kv[1])
 		}
@@ -117,6 +119,7 @@ func optionsFromEnv(getenv func(string) (string, bool)) (Options, string, error)
 	o.HeaderLog, _ = getenv(EnvHeaderLog)
 	o.GetCacheScope, _ = getenv(EnvGetCacheScope)
 	o.CapsLog, _ = getenv(EnvCapsLog)
+	o.InstructionsFile, _ = getenv(EnvInstructionsFile)
 	if v, ok := getenv(EnvPageSize); ok && v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {

@@ -78,6 +78,9 @@ type Options struct {
 	// initialize in the older protocol and from the request's _meta in the
 	// 2026-07-28 one ("null" when the client declared none).
 	CapsLog string
+	// InstructionsFile, when set, names a file whose bytes the server
+	// sends as the instructions of its initialize result, read once by New.
+	InstructionsFile string
 }
 
 // A Server is a real SEP-2640 MCP server that misbehaves as its fixtures
@@ -159,10 +162,19 @@ func New(opts Options) (*Server, error) {
 	if opts.Mode != ModeNoExtension {
 		caps.Extensions = map[string]any{skill.ExtensionID: skill.Settings{DirectoryRead: true}}
 	}
+	var instructions []byte
+	if opts.InstructionsFile != "" {
+		b, err := os.ReadFile(opts.InstructionsFile)
+		if err != nil {
+			return nil, fmt.Errorf("hostile: instructions: %w", err)
+		}
+		instructions = b
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hostile", Version: "0"}, &mcp.ServerOptions{
 		Logger:       opts.Logger,
 		PageSize:     opts.PageSize,
 		Capabilities: caps,
+		Instructions: string(instructions),
 	})
 	if opts.Mode != ModeNoExtension {
 		if err := s.addMethods(); err != nil {
