@@ -40,7 +40,7 @@ nothing is fetched before it is read.`,
 		newConfigCommand(),
 	)
 	root.AddCommand(newControlCommands()...)
-	root.AddCommand(newCatalogCommand())
+	root.AddCommand(newCatalogCommand(), newIntegrateCommand())
 	return root
 }
 
