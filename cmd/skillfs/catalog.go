@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -121,11 +122,12 @@ func claudeHookOutput(catalog []byte) ([]byte, error) {
 		HookEventName     string `json:"hookEventName"`
 		AdditionalContext string `json:"additionalContext"`
 	}
-	b, err := json.Marshal(struct {
+	// Without HTML escapes: '<' is one byte, not six.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
 		HookSpecificOutput specific `json:"hookSpecificOutput"`
 	}{specific{"SessionStart", string(catalog)}})
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
+	return b.Bytes(), err
 }
