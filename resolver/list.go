@@ -454,6 +454,12 @@ func (o *Session) getSkill(ctx context.Context, uri string) (_ *verify.Skill, si
 	if err != nil {
 		return nil, 0, fmt.Errorf("skills/get %s: %w", uri, err)
 	}
+	o.mu.Lock()
+	declared := o.declared
+	o.mu.Unlock()
+	if !declared {
+		return nil, 0, fmt.Errorf("skills/get %s: %w", uri, ErrNoSkills)
+	}
 	cctx, cancel := context.WithTimeout(ctx, o.limits.CallTimeout)
 	defer cancel()
 	res, err := mcp.CallCustomMethod[*getParams, *getResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, skill.MethodGet, &getParams{GetParams: skill.GetParams{URI: want.String()}})

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -177,5 +179,26 @@ func TestPrivateListingWithheldFromASharedMount(t *testing.T) {
 		if got := errors.Is(err, ErrPrivate); got != tc.withheld {
 			t.Errorf("scope %q shared %v: directory read %v", tc.scope, tc.shared, err)
 		}
+	}
+}
+
+// TestNoSkillsGetWithoutTheExtension: the Final text has clients call
+// skills/get only after the server declared the extension. Asked for a
+// skill (skillfs get, a pin, a stale read's refresh) on a server that did
+// not, the session says so and sends nothing.
+func TestNoSkillsGetWithoutTheExtension(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "access.log")
+	o, cats := hostileRig(t, hostile.Options{Fixtures: []string{}, Mode: hostile.ModeNoExtension, AccessLog: log}, nil)
+	nextCatalog(t, cats)
+	_, err := o.GetSkill(context.Background(), "skill://honest-a/SKILL.md")
+	if !errors.Is(err, ErrNoSkills) {
+		t.Errorf("GetSkill on a server without the extension: %v, want ErrNoSkills", err)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "skills/") {
+		t.Errorf("the server received a skills method:\n%s", b)
 	}
 }

@@ -113,6 +113,10 @@ type Session struct {
 	// most MaxNamedSkills; namedCut: they name more (instructions.go).
 	named    []string
 	namedCut bool
+	// declared: the live session's server declared the skills extension.
+	// The Final text has clients call skills/list and skills/get only
+	// after seeing that declaration.
+	declared bool
 }
 
 // New returns a Session; Run starts it.
@@ -348,6 +352,7 @@ func (o *Session) runSession(ctx context.Context) (healthy bool, err error) {
 	o.status.Instructions = keepInstructions(ir.Instructions)
 	o.status.InstructionsBytes = len(ir.Instructions)
 	o.named, o.namedCut = NamedSkills(ir.Instructions, MaxNamedSkills)
+	o.declared = declared
 	if declared {
 		o.status.State = StateConnected
 	} else {
