@@ -349,3 +349,37 @@ func TestIndexJSONBoundEdge(t *testing.T) {
 		t.Errorf("one byte under the edge (%d) leaves out %d rows, want 1", hi, n)
 	}
 }
+
+// TestServerMDBoundEdge: servers/LABEL.md at the smallest bound that holds
+// its whole list lists every skill; one byte less, it leaves out exactly
+// one and says so, within the bound.
+func TestServerMDBoundEdge(t *testing.T) {
+	s := manySkills(30)
+	page := func(max int) string {
+		s.Bound = max
+		b, ok := ServerMD(s, "acme")
+		if !ok || len(b) > max {
+			t.Fatalf("servers/acme.md at bound %d: %d bytes", max, len(b))
+		}
+		return string(b)
+	}
+	cut := func(max int) bool { return strings.Contains(page(max), "more, not shown for this file's bound") }
+	lo, hi := 4096, 1<<20
+	if !cut(lo) || cut(hi) {
+		t.Fatal("the bound search starts wrong")
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if cut(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if n := strings.Count(page(hi), "\n- **`"); n != 30 {
+		t.Errorf("at its edge (%d bytes) servers/acme.md lists %d of 30", hi, n)
+	}
+	if got := page(hi - 1); strings.Count(got, "\n- **`") != 29 || !strings.Contains(got, "… and 1 skill more, not shown") {
+		t.Errorf("one byte under its edge:\n%s", got[max(0, len(got)-400):])
+	}
+}
