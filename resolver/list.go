@@ -450,6 +450,10 @@ func (o *Session) getSkill(ctx context.Context, uri string) (_ *verify.Skill, si
 	if err != nil {
 		return nil, 0, err
 	}
+	// The Final text: params.uri MUST be the URI of a skill's SKILL.md.
+	if len(want.Segments) == 0 || want.Name() != "SKILL.md" {
+		return nil, 0, &verify.Error{Reason: verify.NotSkillMD, Subject: uri, Detail: "skills/get takes the URI of a skill's SKILL.md (…/SKILL.md)"}
+	}
 	cs, err := o.session(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("skills/get %s: %w", uri, err)

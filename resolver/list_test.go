@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillfs/skillfs/config"
 	"github.com/skillfs/skillfs/integration/hostile"
+	"github.com/skillfs/skillfs/skillserver"
 	"github.com/skillfs/skillfs/verify"
 )
 
@@ -201,4 +202,43 @@ func TestNoSkillsGetWithoutTheExtension(t *testing.T) {
 	if strings.Contains(string(b), "skills/") {
 		t.Errorf("the server received a skills method:\n%s", b)
 	}
+}
+
+// TestSkillsGetOnlyForASkillMD: skills/get's params.uri must be a
+// SKILL.md's URI (the Final text); any other is refused before anything
+// is sent.
+func TestSkillsGetOnlyForASkillMD(t *testing.T) {
+	var log syncLog
+	r := newRigWith(t, files, skillserver.Options{PollInterval: -1, AccessLog: &log}, nil)
+	r.next(t)
+	for _, uri := range []string{"skill://a/big.txt", "skill://p/b", "skill://a/SKILL.md/x"} {
+		_, err := r.o.GetSkill(context.Background(), uri)
+		if verify.ReasonOf(err) != verify.NotSkillMD {
+			t.Errorf("GetSkill(%s): %v, want %s", uri, err, verify.NotSkillMD)
+		}
+	}
+	if s, err := r.o.GetSkill(context.Background(), "skill://a/SKILL.md"); err != nil || s.URI.String() != "skill://a/SKILL.md" {
+		t.Errorf("GetSkill of a SKILL.md: %v", err)
+	}
+	if got := log.String(); strings.Count(got, "skills/get ") != 1 {
+		t.Errorf("skills/get requests sent:\n%s\nwant the SKILL.md's only", got)
+	}
+}
+
+// syncLog is an access log tests read while the server writes it.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
