@@ -34,11 +34,14 @@
 // Options.NoNotify, the hidden --no-notify flag, on Linux) none of the above
 // can be invalidated, so none of it is kept for long: entries, attributes
 // and failed lookups are cached for NoNotifyTimeout (1 s), directories get
-// no FOPEN_CACHE_DIR, and Open answers every open itself, without
-// FOPEN_KEEP_CACHE (the kernel drops the file's pages), after checking it
-// against the current tree: ENOENT for a file that left it, ESTALE for an
-// inode of an older version (Linux then looks the path up again and opens
-// the new one). No notification is ever sent.
+// no FOPEN_CACHE_DIR, and Open answers every open itself, with
+// FOPEN_DIRECT_IO (the kernel keeps no page: every read reaches the
+// daemon, and a read after a change fails as for any open file), after
+// checking it against the current tree: ENOENT for a file that left it,
+// ESTALE for an inode of an older version (Linux then looks the path up
+// again and opens the new one). No notification is ever sent. Direct I/O
+// costs shared mmap: MAP_SHARED fails with ENODEV on Linux (go-fuse does
+// not ask for FUSE_DIRECT_IO_ALLOW_MMAP); MAP_PRIVATE works.
 //
 // Errors a user sees:
 //

@@ -26,9 +26,9 @@ type Options struct {
 	// NoNotify serves the mount for a kernel that cannot be told of
 	// changes (macOS, where it is always on; a hidden flag on Linux, for
 	// tests): no notification is ever sent, entries, attributes and failed
-	// lookups are cached for NoNotifyTimeout only, no listing or file page
-	// is kept across opens, and every open is checked against the current
-	// tree. A changed, removed or revoked file is then never served, and its
+	// lookups are cached for NoNotifyTimeout only, no listing is kept across
+	// opens, files are opened for direct I/O (no page is kept; every read
+	// is checked) and every open is checked against the current tree. A changed, removed or revoked file is then never served, and its
 	// old name and attributes are not seen NoNotifyTimeout after the change.
 	NoNotify bool
 	Logger   *slog.Logger

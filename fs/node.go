@@ -222,8 +222,11 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 //
 // Without kernel notifications (Options.NoNotify) nothing would ever drop
 // those pages, so every open reaches the daemon instead: it is checked
-// against the current tree (openCurrent) and answered without
-// FOPEN_KEEP_CACHE, which makes the kernel drop the file's cached pages.
+// against the current tree (openCurrent) and answered with
+// FOPEN_DIRECT_IO, so that the kernel keeps no page of the file and every
+// read reaches the daemon too; a read of a file opened before a change then
+// fails as "one open, one version" says, not served from pages the kernel
+// kept.
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if n.dir {
 		return nil, 0, syscall.EISDIR
@@ -234,7 +237,10 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	if !n.sh.noNotify {
 		return nil, 0, syscall.ENOSYS
 	}
-	return nil, 0, n.openCurrent(ctx)
+	if errno := n.openCurrent(ctx); errno != 0 {
+		return nil, 0, errno
+	}
+	return nil, fuse.FOPEN_DIRECT_IO, 0
 }
 
 func (n *node) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {

@@ -20,8 +20,8 @@ func (f *fixture) withoutNotify() {
 }
 
 // Without kernel notifications, what the kernel may cache is bounded by
-// NoNotifyTimeout: names, attributes and failed lookups; no listing or
-// page is kept across opens.
+// NoNotifyTimeout: names, attributes and failed lookups; no listing is
+// kept across opens and no page at all (direct I/O).
 func TestNoNotifyCachesForTheBoundOnly(t *testing.T) {
 	f := newFixture(t, testFiles)
 	f.withoutNotify()
@@ -42,8 +42,8 @@ func TestNoNotifyCachesForTheBoundOnly(t *testing.T) {
 		t.Errorf("getattr of a directory: %v, cached %d s; want %d s", errno, attr.AttrValid, bound)
 	}
 	fh, fl, errno := f.walk(t, "local/alpha/SKILL.md").Open(context.Background(), syscall.O_RDONLY)
-	if fh != nil || errno != 0 || fl&fuse.FOPEN_KEEP_CACHE != 0 {
-		t.Errorf("open O_RDONLY: %v, flags %#x, %v; want an open without FOPEN_KEEP_CACHE", fh, fl, errno)
+	if fh != nil || errno != 0 || fl&fuse.FOPEN_KEEP_CACHE != 0 || fl&fuse.FOPEN_DIRECT_IO == 0 {
+		t.Errorf("open O_RDONLY: %v, flags %#x, %v; want direct I/O, no page kept", fh, fl, errno)
 	}
 	for _, p := range []string{"local", "local/alpha", "local/team/beta"} {
 		if _, fl, errno := f.walk(t, p).OpendirHandle(context.Background(), 0); errno != 0 || fl&(fuse.FOPEN_CACHE_DIR|fuse.FOPEN_KEEP_CACHE) != 0 {

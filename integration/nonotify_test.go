@@ -4,6 +4,7 @@ package integration
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,9 +18,10 @@ import (
 
 // A mount for a kernel without cache notifications (macOS; --no-notify
 // here): nothing tells the kernel that a file changed, left the listing or
-// lost its approval, yet once skillfs has the change, no open after
-// fs.NoNotifyTimeout serves the old bytes, stat no longer finds a removed
-// file and ls no longer lists it. The kernel's caches are warmed first
+// lost its approval, yet once skillfs has the change, no open serves the
+// old bytes, no read of a file opened before it does either, and after
+// fs.NoNotifyTimeout stat no longer finds a removed file and ls no longer
+// lists it. The kernel's caches are warmed first
 // (names, attributes, pages), and the moment skillfs has the change is
 // read from .skillfs/index.json, which is never cached, so what is checked
 // is the kernel's view alone. The same run with notifications shows that
@@ -74,6 +76,20 @@ func TestNoNotifyChangesReachTheKernelWithinTheBound(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
+			}
+			// Files open across the changes, read once: their pages are
+			// in the kernel.
+			open := map[string]*os.File{}
+			for _, p := range []string{a, g, k} {
+				fh, err := os.Open(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer fh.Close()
+				if _, err := io.ReadAll(fh); err != nil {
+					t.Fatal(err)
+				}
+				open[p] = fh
 			}
 			before := strings.Count(m.log.String(), "NOTIFY_INVAL")
 
@@ -136,6 +152,15 @@ func TestNoNotifyChangesReachTheKernelWithinTheBound(t *testing.T) {
 					t.Errorf("ls gated %d past the bound: %v", i, ls)
 				}
 				time.Sleep(100 * time.Millisecond)
+			}
+			// One open, one version: a read of a file opened before the
+			// change fails, even of bytes it has read before.
+			m.warnings = true // the failed reads are logged
+			for p, fh := range open {
+				buf := make([]byte, 64)
+				if n, err := fh.ReadAt(buf, 0); !errors.Is(err, syscall.EIO) {
+					t.Errorf("read of %s opened before the change: %q, %v; want EIO", p, buf[:n], err)
+				}
 			}
 			sent := strings.Count(m.log.String(), "NOTIFY_INVAL") - before
 			if mode.notifies && sent == 0 {
