@@ -28,6 +28,10 @@ const (
 	MaxNamedSkills = 32
 )
 
+// namedCutNote is the truncated note of a server whose instructions name
+// more than MaxNamedSkills skill URIs.
+var namedCutNote = fmt.Sprintf("the server's instructions name more than %d skill URIs; only the first %d were asked for", MaxNamedSkills, MaxNamedSkills)
+
 // ReasonNamedNotConfirmed: a skill URI the server's instructions name,
 // which skills/get did not confirm.
 const ReasonNamedNotConfirmed verify.Reason = "named-not-confirmed"
@@ -150,17 +154,19 @@ func (o *Session) confirmNamed(ctx context.Context, l *lister) {
 		if cat.Truncated == "" {
 			cat.Truncated = why
 		}
-		o.log.Warn("skills named in the instructions not all asked for", "op", "get", "err", why)
 	}
 	if cut {
-		note(fmt.Sprintf("the server's instructions name more than %d skill URIs; only the first %d were asked for", MaxNamedSkills, MaxNamedSkills))
+		// Logged once, at connect (runSession).
+		note(namedCutNote)
 	}
 	for i, uri := range named {
 		if _, ok := l.byURI[uri]; ok {
 			continue
 		}
 		if stop := l.reached(); stop != "" {
-			note(fmt.Sprintf("%s; %d skills named in the server's instructions were not asked for", stop, len(named)-i))
+			why := fmt.Sprintf("%s; skills named in the server's instructions not asked for: %d", stop, len(named)-i)
+			o.log.Warn("skills named in the instructions not all asked for", "op", "get", "err", why)
+			note(why)
 			return
 		}
 		s, size, err := o.getSkill(ctx, uri)
@@ -175,10 +181,12 @@ func (o *Session) confirmNamed(ctx context.Context, l *lister) {
 		}
 		lim := o.limits
 		if l.bytes+size > lim.MaxListBytes {
+			o.log.Warn("skill named in the instructions not held", "op", "get", "uri", uri, "err", "max_list_bytes")
 			note(fmt.Sprintf("stopped at %d bytes of entries (max_list_bytes is %d); the next skill, %s, named in the server's instructions, has %d", l.bytes, lim.MaxListBytes, uri, size))
 			return
 		}
 		if n := len(s.Files); l.resources+n > lim.MaxListResources {
+			o.log.Warn("skill named in the instructions not held", "op", "get", "uri", uri, "err", "max_list_resources")
 			note(fmt.Sprintf("stopped at %d resources (max_list_resources is %d); the next skill, %s, named in the server's instructions, lists %d", l.resources, lim.MaxListResources, uri, n))
 			return
 		}

@@ -2,10 +2,15 @@ package resolver
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/integration/hostile"
 )
 
 func TestNamedSkills(t *testing.T) {
@@ -84,5 +89,41 @@ func TestKeepInstructions(t *testing.T) {
 	got := keepInstructions(long)
 	if got != strings.Repeat("x", MaxInstructions-1) || !utf8.ValidString(got) {
 		t.Errorf("a character across the cap: kept %d bytes %q…", len(got), got[len(got)-4:])
+	}
+}
+
+// TestNamedSkillsCountAgainstListingCaps: skills named in the instructions
+// are held within max_list_entries with the listed ones: at the cap all
+// are held; one below, the last is never asked for and the listing says
+// why.
+func TestNamedSkillsCountAgainstListingCaps(t *testing.T) {
+	const named = 5
+	var text strings.Builder
+	for i := range named {
+		fmt.Fprintf(&text, "see skill://walk/w-%d/SKILL.md\n", i)
+	}
+	file := filepath.Join(t.TempDir(), "instructions.md")
+	if err := os.WriteFile(file, []byte(text.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		entries, held int
+	}{{2 + named, named}, {2 + named - 1, named - 1}} {
+		log := filepath.Join(t.TempDir(), "access.log")
+		_, cats := hostileRig(t, hostile.Options{Fixtures: []string{}, Mode: hostile.ModeUnlistedCrowd, Crowd: named + 2, AccessLog: log, InstructionsFile: file},
+			func(o *config.Origin) { o.Limits.MaxListEntries = c.entries })
+		cat := nextCatalog(t, cats)
+		b, err := os.ReadFile(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked := strings.Count(string(b), "skills/get ")
+		t.Logf("max_list_entries %d: %d skills, %d named, %d asked, truncated %q", c.entries, len(cat.Skills), len(cat.Named), asked, cat.Truncated)
+		if len(cat.Named) != c.held || len(cat.Skills) != 2+c.held || asked != c.held {
+			t.Errorf("max_list_entries %d: %d skills (%d named), %d skills/get; want %d named, each asked once", c.entries, len(cat.Skills), len(cat.Named), asked, c.held)
+		}
+		if wantCut := c.held < named; wantCut != strings.Contains(cat.Truncated, "max_list_entries") {
+			t.Errorf("max_list_entries %d: truncated %q", c.entries, cat.Truncated)
+		}
 	}
 }

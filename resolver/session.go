@@ -361,6 +361,9 @@ func (o *Session) runSession(ctx context.Context) (healthy bool, err error) {
 	o.signal()
 	o.mu.Unlock()
 	o.log.Info("connected", "protocol", ir.ProtocolVersion, "skills_extension", declared, "directory_read", directoryRead)
+	if o.namedCut && declared {
+		o.log.Warn("skills named in the instructions not all asked for", "op", "get", "err", namedCutNote)
+	}
 
 	ended := make(chan error, 1)
 	go func() { ended <- cs.Wait() }()
