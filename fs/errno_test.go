@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/skillfs/skillfs/internal/testkit"
 	"github.com/skillfs/skillfs/vfs"
 )
 
@@ -43,24 +44,24 @@ func TestToErrnoMapsEveryVFSError(t *testing.T) {
 		{"unknown errno", syscall.EPERM, syscall.EIO, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			logs := &records{}
-			if got := toErrno(slog.New(logs), "read", "local/x", tc.err); got != tc.want {
+			logs := testkit.NewLog(nil)
+			if got := toErrno(logs.Logger(), "read", "local/x", tc.err); got != tc.want {
 				t.Errorf("toErrno(%v) = %v, want %v", tc.err, got, tc.want)
 			}
-			got := logs.take()
+			got := logs.TakeWarnings()
 			if !tc.logged {
 				if len(got) != 0 {
 					t.Errorf("logged %v for a known error", got)
 				}
 				return
 			}
-			if len(got) != 1 || got[0].level != slog.LevelError {
+			if len(got) != 1 || got[0].Level != slog.LevelError {
 				t.Fatalf("logged %v, want one error line", got)
 			}
 			want := map[string]string{"op": "read", "path": "local/x", "err": tc.err.Error()}
 			for k, v := range want {
-				if got[0].attrs[k] != v {
-					t.Errorf("log key %s = %q, want %q (line %v)", k, got[0].attrs[k], v, got[0])
+				if got[0].Attrs[k] != v {
+					t.Errorf("log key %s = %q, want %q (line %v)", k, got[0].Attrs[k], v, got[0])
 				}
 			}
 		})

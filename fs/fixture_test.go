@@ -3,18 +3,17 @@ package fs
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/internal/testkit"
 	"github.com/skillfs/skillfs/skillserver"
 	"github.com/skillfs/skillfs/store"
 	"github.com/skillfs/skillfs/vfs"
@@ -35,47 +34,13 @@ var testFiles = map[string]string{
 	"team/beta/other.txt": "other\n",
 }
 
-// records keeps the log records of the adapter and the core; the fixture
-// fails the test on any Warn or Error it was not told to expect.
-type records struct {
-	mu    sync.Mutex
-	lines []record
-}
-
-type record struct {
-	level slog.Level
-	msg   string
-	attrs map[string]string
-}
-
-func (r *records) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
-func (r *records) Handle(_ context.Context, rec slog.Record) error {
-	x := record{level: rec.Level, msg: rec.Message, attrs: map[string]string{}}
-	rec.Attrs(func(a slog.Attr) bool { x.attrs[a.Key] = a.Value.String(); return true })
-	r.mu.Lock()
-	r.lines = append(r.lines, x)
-	r.mu.Unlock()
-	return nil
-}
-func (r *records) WithAttrs([]slog.Attr) slog.Handler { return r }
-func (r *records) WithGroup(string) slog.Handler      { return r }
-
-// take returns the records so far and forgets them.
-func (r *records) take() []record {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.lines
-	r.lines = nil
-	return out
-}
-
 type fixture struct {
 	dir  string // the served folder
 	srv  *skillserver.Server
 	v    *vfs.Core
 	raw  *rawFS
 	root *node
-	logs *records
+	logs *testkit.Log
 	// expect lists substrings of log messages the test expects at Warn or
 	// above; any other is a failure.
 	expect []string
@@ -85,7 +50,7 @@ type fixture struct {
 // over the vfs of one origin, "local", once it has listed.
 func newFixture(t *testing.T, files map[string]string) *fixture {
 	t.Helper()
-	f := &fixture{dir: t.TempDir(), logs: &records{}}
+	f := &fixture{dir: t.TempDir(), logs: testkit.NewLog(nil)}
 	for p, c := range files {
 		full := filepath.Join(f.dir, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -112,7 +77,7 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 		go func() { srv.ServeConn(ctx, s); s.Close() }()
 		return c, nil
 	}
-	lg := slog.New(f.logs)
+	lg := f.logs.Logger()
 	v, err := vfs.New(vfs.Options{
 		Config: &config.Config{Origins: []config.Origin{oc}},
 		Store:  st,
@@ -129,9 +94,9 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 		v.Stop()
 		v.Wait()
 		cancel()
-		for _, r := range f.logs.take() {
-			if !f.expected(r.msg) {
-				t.Errorf("unexpected log line: %s %s %v", r.level, r.msg, r.attrs)
+		for _, r := range f.logs.TakeWarnings() {
+			if !f.expected(r.Msg) {
+				t.Errorf("unexpected log line: %s %s %v", r.Level, r.Msg, r.Attrs)
 			}
 		}
 	})

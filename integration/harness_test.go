@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,35 +108,11 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// waitLine starts cmd and waits until a line of r contains want; it returns
-// that line. Everything read is also copied to sink.
+// waitLine waits until a line of r contains want and returns that line
+// (testkit.WaitLine: the ready-line wait); everything read is copied to sink.
 func waitLine(t *testing.T, r io.Reader, sink io.Writer, want string, timeout time.Duration) (string, error) {
 	t.Helper()
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(r)
-		sent := false
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(sink, line)
-			if !sent && strings.Contains(line, want) {
-				found <- line
-				sent = true
-			}
-		}
-		if !sent {
-			close(found)
-		}
-	}()
-	select {
-	case line, ok := <-found:
-		if !ok {
-			return "", fmt.Errorf("output ended before %q", want)
-		}
-		return line, nil
-	case <-time.After(timeout):
-		return "", fmt.Errorf("no %q within %v", want, timeout)
-	}
+	return testkit.WaitLine(r, sink, want, timeout)
 }
 
 // A served folder: `skillfs serve` over HTTP as a subprocess.
@@ -393,68 +367,12 @@ const fdSettle = 3 * time.Second
 // new ones.
 func (m *mount) checkFDs(t *testing.T) {
 	t.Helper()
-	if m.fds == nil {
-		return
-	}
-	var now map[string]string
-	channels0, others0 := countFDs(m.fds)
-	for deadline := time.Now().Add(fdSettle); ; time.Sleep(50 * time.Millisecond) {
-		if now = openFDs(m.cmd.Process.Pid); now == nil {
-			return // gone already: nothing to count
-		}
-		channels, others := countFDs(now)
-		if (channels-channels0 <= fdAllowance && others <= others0) || time.Now().After(deadline) {
-			break
-		}
-	}
-	var added []string
-	for fd, target := range now {
-		if m.fds[fd] != target {
-			added = append(added, fd+" -> "+target)
-		}
-	}
-	slices.Sort(added)
-	channels, others := countFDs(now)
-	if channels-channels0 > fdAllowance || others > others0 {
-		t.Errorf("the daemon holds %d sockets and pipes and %d other descriptors, %d and %d when the mount went live (allowance: %d more sockets and pipes); new since then:\n%s",
-			channels, others, channels0, others0, fdAllowance, strings.Join(added, "\n"))
-	} else if len(now) > len(m.fds) {
-		t.Logf("the daemon holds %d more descriptors than when the mount went live: %s", len(now)-len(m.fds), strings.Join(added, ", "))
-	}
-}
-
-// countFDs counts sockets and pipes, and other descriptors but /dev/null.
-func countFDs(fds map[string]string) (channels, others int) {
-	for _, target := range fds {
-		switch {
-		case strings.HasPrefix(target, "socket:"), strings.HasPrefix(target, "pipe:"):
-			channels++
-		case target == "/dev/null":
-		default:
-			others++
-		}
-	}
-	return channels, others
+	testkit.FDCheck{Pid: m.cmd.Process.Pid, Base: m.fds, Allowance: fdAllowance, Settle: fdSettle}.Check(t)
 }
 
 // openFDs maps a process's open descriptors to what they point at, or nil
 // when the process is gone.
-func openFDs(pid int) map[string]string {
-	dir := fmt.Sprintf("/proc/%d/fd", pid)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	out := make(map[string]string, len(ents))
-	for _, e := range ents {
-		target, err := os.Readlink(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue // closed while we looked
-		}
-		out[e.Name()] = target
-	}
-	return out
-}
+var openFDs = testkit.OpenFDs
 
 // Kill ends the daemon with SIGKILL, leaving a dead mount.
 func (m *mount) Kill() {
@@ -542,14 +460,6 @@ type indexJSON struct {
 	} `json:"skills"`
 }
 
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// waitFor polls cond until it holds or the timeout passes
+// (testkit.WaitFor).
+var waitFor = testkit.WaitFor

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/internal/testkit"
 	"github.com/skillfs/skillfs/skill"
 	"github.com/skillfs/skillfs/skillserver"
 )
@@ -201,16 +202,7 @@ func allStacks() string {
 }
 
 // poll waits up to stallBound for cond.
-func poll(cond func() bool) bool {
-	deadline := time.Now().Add(stallBound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
-}
+func poll(cond func() bool) bool { return testkit.Poll(stallBound, cond) }
 
 // stallRig runs a Session on a stallServer over pipes. stop closes the
 // session the way the daemon does (its context ends) and waits, within

@@ -1,7 +1,6 @@
 package skillserver
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,27 +15,14 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/skillfs/skillfs/internal/testkit"
 	"github.com/skillfs/skillfs/skill"
 	"github.com/skillfs/skillfs/verify"
 )
 
-// failOnWarn is a log handler that fails the test on any Warn or Error:
-// trouble the server only logs would otherwise go unnoticed.
-type failOnWarn struct{ t testing.TB }
-
-func (h failOnWarn) Enabled(context.Context, slog.Level) bool { return true }
-func (h failOnWarn) Handle(_ context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelWarn {
-		var b strings.Builder
-		r.Attrs(func(a slog.Attr) bool { fmt.Fprintf(&b, " %s=%v", a.Key, a.Value); return true })
-		h.t.Errorf("unexpected log %s %s%s", r.Level, r.Message, b.String())
-	}
-	return nil
-}
-func (h failOnWarn) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h failOnWarn) WithGroup(string) slog.Handler      { return h }
-
-func testLogger(t testing.TB) *slog.Logger { return slog.New(failOnWarn{t: t}) }
+// testLogger fails the test on any Warn or Error: trouble the server only
+// logs would otherwise go unnoticed.
+func testLogger(t testing.TB) *slog.Logger { return testkit.NewLog(t).Logger() }
 
 // tree writes files (slash path → content) below a new temporary DIR. The
 // files are dated an hour back, so that the scanner's cache trusts them

@@ -3,18 +3,16 @@ package skillserver
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillfs/skillfs/internal/testkit"
 	"github.com/skillfs/skillfs/skill"
 )
 
@@ -91,34 +89,6 @@ func TestWatchFollowsNewFolders(t *testing.T) {
 	})
 }
 
-// records keeps what a server logs at Warn and above.
-type records struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (h *records) Enabled(context.Context, slog.Level) bool { return true }
-func (h *records) Handle(_ context.Context, r slog.Record) error {
-	if r.Level < slog.LevelWarn {
-		return nil
-	}
-	var b strings.Builder
-	b.WriteString(r.Message)
-	r.Attrs(func(a slog.Attr) bool { fmt.Fprintf(&b, " %s=%v", a.Key, a.Value); return true })
-	h.mu.Lock()
-	h.msgs = append(h.msgs, b.String())
-	h.mu.Unlock()
-	return nil
-}
-func (h *records) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *records) WithGroup(string) slog.Handler      { return h }
-
-func (h *records) all() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return slices.Clone(h.msgs)
-}
-
 // When no watcher can be had, Watch says why once and polls; with NoWatch
 // it polls without a word.
 func TestWatchFallsBackToPolling(t *testing.T) {
@@ -132,8 +102,8 @@ func TestWatchFallsBackToPolling(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := tree(t, map[string]string{"s/SKILL.md": skillMD("s", "")})
-			log := &records{}
-			s, err := New(dir, Options{Logger: slog.New(log), PollInterval: 20 * time.Millisecond, NoWatch: tc.noWatch})
+			log := testkit.NewLog(nil)
+			s, err := New(dir, Options{Logger: log.Logger(), PollInterval: 20 * time.Millisecond, NoWatch: tc.noWatch})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,8 +139,8 @@ func TestWatchFallsBackToPolling(t *testing.T) {
 				return got["skill://t/SKILL.md"] == nil
 			})
 			var got []string
-			for _, m := range log.all() {
-				m = strings.ReplaceAll(m, dir, "DIR")
+			for _, r := range log.TakeWarnings() {
+				m := strings.ReplaceAll(r.String(), dir, "DIR")
 				// A poll that listed t just before it was renamed away
 				// finds it gone: a true report, about the scan, not
 				// the watch.

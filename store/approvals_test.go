@@ -59,7 +59,7 @@ func TestPlantedApprovalsAreDiscarded(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(root, "acme-1", "approvals.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the symlink is still there: %v", err)
 	}
-	if w := rec.takeWarnings(); len(w) == 0 {
+	if w := rec.TakeWarnings(); len(w) == 0 {
 		t.Errorf("the discard was not logged")
 	}
 }

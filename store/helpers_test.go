@@ -1,86 +1,23 @@
 package store
 
 import (
-	"context"
 	"crypto/sha256"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/skillfs/skillfs/internal/testkit"
 	"github.com/skillfs/skillfs/skill"
 )
 
-// logRecord is one captured log line, attributes flattened to strings.
-type logRecord struct {
-	Level slog.Level
-	Msg   string
-	Attrs map[string]string
-}
+// recorder keeps every log record (testkit.Log). Tests take the warnings
+// they expect; any Warn or Error left untaken fails the test, so silent
+// trouble in the store does not pass unnoticed.
+type recorder = testkit.Log
 
-// recorder is a slog.Handler that keeps every record. Tests take the
-// warnings they expect; any Warn or Error left untaken fails the test, so
-// silent trouble in the store does not pass unnoticed.
-type recorder struct {
-	mu      sync.Mutex
-	records []logRecord
-}
-
-func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
-func (r *recorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
-func (r *recorder) WithGroup(string) slog.Handler            { return r }
-func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
-	lr := logRecord{Level: rec.Level, Msg: rec.Message, Attrs: map[string]string{}}
-	rec.Attrs(func(a slog.Attr) bool {
-		lr.Attrs[a.Key] = a.Value.String()
-		return true
-	})
-	r.mu.Lock()
-	r.records = append(r.records, lr)
-	r.mu.Unlock()
-	return nil
-}
-
-// takeWarnings removes and returns the Warn-or-worse records so far.
-func (r *recorder) takeWarnings() []logRecord {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var warns, rest []logRecord
-	for _, lr := range r.records {
-		if lr.Level >= slog.LevelWarn {
-			warns = append(warns, lr)
-		} else {
-			rest = append(rest, lr)
-		}
-	}
-	r.records = rest
-	return warns
-}
-
-func (r *recorder) infos() []logRecord {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []logRecord
-	for _, lr := range r.records {
-		if lr.Level == slog.LevelInfo {
-			out = append(out, lr)
-		}
-	}
-	return out
-}
-
-func newRecorder(t *testing.T) *recorder {
-	r := &recorder{}
-	t.Cleanup(func() {
-		for _, w := range r.takeWarnings() {
-			t.Errorf("unexpected %v log: %s %v", w.Level, w.Msg, w.Attrs)
-		}
-	})
-	return r
-}
+func newRecorder(t *testing.T) *recorder { return testkit.NewLog(t) }
 
 // openStore opens a store at a fresh root with a recording logger.
 func openStore(t *testing.T, opts Options) (*Store, *recorder) {
@@ -91,7 +28,7 @@ func openStore(t *testing.T, opts Options) (*Store, *recorder) {
 func openStoreAt(t *testing.T, root string, opts Options) (*Store, *recorder) {
 	t.Helper()
 	rec := newRecorder(t)
-	opts.Logger = slog.New(rec)
+	opts.Logger = rec.Logger()
 	s, err := Open(root, opts)
 	if err != nil {
 		t.Fatalf("Open(%s): %v", root, err)
@@ -164,7 +101,7 @@ func tempFiles(t *testing.T, o *Bucket) []string {
 // digest and path.
 func wantOneDiscard(t *testing.T, rec *recorder, o *Bucket, d skill.Digest, path string) {
 	t.Helper()
-	ws := rec.takeWarnings()
+	ws := rec.TakeWarnings()
 	if len(ws) != 1 {
 		t.Fatalf("got %d warnings, want 1: %v", len(ws), ws)
 	}

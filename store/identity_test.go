@@ -66,7 +66,7 @@ func TestIdentityKeyUnusableIsReplaced(t *testing.T) {
 			if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
 				t.Errorf("key file after replacement: %v, %v", fi.Mode(), err)
 			}
-			warns := rec.takeWarnings()
+			warns := rec.TakeWarnings()
 			if len(warns) != 1 || warns[0].Attrs["path"] != path || warns[0].Attrs["err"] == "" {
 				t.Errorf("warnings = %v, want one naming %s and the reason", warns, path)
 			}

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -282,7 +283,7 @@ func TestMissThroughSymlinkedFanOut(t *testing.T) {
 		t.Fatalf("Get through a symlinked fan-out dir to an empty one = %v, want ErrNotFound", err)
 	}
 	mustPut(t, o, good)
-	if ws := rec.takeWarnings(); len(ws) != 1 || !strings.Contains(ws[0].Msg, "not a directory") {
+	if ws := rec.TakeWarnings(); len(ws) != 1 || !strings.Contains(ws[0].Msg, "not a directory") {
 		t.Errorf("warnings %v, want one about the link removed", ws)
 	}
 	if fi, err := os.Lstat(fan); err != nil || !fi.IsDir() {
@@ -383,7 +384,7 @@ func TestPutReplacesWhatIsNotTheObject(t *testing.T) {
 			if err := o.Put(d, good); err != nil {
 				t.Fatalf("Put over a planted %s: %v", tt.name, err)
 			}
-			rec.takeWarnings() // replacing a planted directory is logged
+			rec.TakeWarnings() // replacing a planted directory is logged
 			fi, err := os.Lstat(path)
 			if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o400 {
 				t.Fatalf("after Put %s is %v (%v), want a 0400 regular file", path, fi.Mode(), err)
@@ -566,7 +567,7 @@ func TestCatalogSaveOverPlantedDirectory(t *testing.T) {
 	if err := save(o, CatalogSidecar, []byte("ok")); err != nil {
 		t.Fatalf("saving the catalog over a planted directory: %v", err)
 	}
-	if len(rec.takeWarnings()) != 1 {
+	if len(rec.TakeWarnings()) != 1 {
 		t.Errorf("replacing a planted directory was not logged once")
 	}
 	if b, err := o.LoadCatalog(); err != nil || string(b) != "ok" {
@@ -660,7 +661,7 @@ func TestOriginDirectoryPlanted(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := mustOrigin(t, s, "a-1")
-	if len(rec.takeWarnings()) != 1 {
+	if len(rec.TakeWarnings()) != 1 {
 		t.Errorf("replacing a symlinked origin directory was not logged once")
 	}
 	if fi, err := os.Lstat(o.Dir()); err != nil || !fi.IsDir() {
@@ -680,7 +681,7 @@ func TestOriginDirectoryPlanted(t *testing.T) {
 	if got := perm(t, o2.Dir()); got != os.ModeDir|0o700 {
 		t.Errorf("origin dir mode = %v, want 0700", got)
 	}
-	if len(rec.takeWarnings()) != 1 {
+	if len(rec.TakeWarnings()) != 1 {
 		t.Errorf("restoring the origin dir mode was not logged once")
 	}
 }
@@ -811,7 +812,7 @@ func TestLeftoverTempFilesRemoved(t *testing.T) {
 	if _, err := os.Lstat(notTemp); err != nil {
 		t.Errorf("a file that is not a temporary file was removed: %v", err)
 	}
-	if n := len(rec.infos()); n != 2 {
+	if n := len(rec.Matching(slog.LevelInfo, "")); n != 2 {
 		t.Errorf("logged %d removals, want 2", n)
 	}
 	f.Close() // the writer "dies"
@@ -842,7 +843,7 @@ func TestKeepIsInMemoryAtOnceAndOnDiskAfterClose(t *testing.T) {
 	if err != nil || !bytes.Equal(got, b) {
 		t.Errorf("Get from disk after a restart: %d bytes, %v", len(got), err)
 	}
-	if w := rec.takeWarnings(); len(w) != 0 {
+	if w := rec.TakeWarnings(); len(w) != 0 {
 		t.Errorf("unexpected warnings: %v", w)
 	}
 }

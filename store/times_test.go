@@ -58,7 +58,7 @@ func TestOversizedTimesAreDiscarded(t *testing.T) {
 	if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the oversized file is still there: %v", err)
 	}
-	if w := rec.takeWarnings(); len(w) != 1 {
+	if w := rec.TakeWarnings(); len(w) != 1 {
 		t.Errorf("got %d warnings, want one for the discard: %v", len(w), w)
 	}
 }

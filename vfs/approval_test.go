@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/internal/testkit"
 	"github.com/skillfs/skillfs/vfs"
 )
 
@@ -20,13 +21,7 @@ func required(o *config.Origin) { o.Approval = config.ApprovalRequired }
 // waitFor polls cond with a generous deadline: re-lists are asynchronous.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitFor(t, time.Minute, what, cond)
 }
 
 func (f *fixture) exists(p string) bool {

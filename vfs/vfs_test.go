@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/internal/testkit"
 	"github.com/skillfs/skillfs/skillserver"
 	"github.com/skillfs/skillfs/store"
 	"github.com/skillfs/skillfs/vfs"
@@ -61,28 +61,9 @@ func (a *accessLog) count(method string) int {
 	return n
 }
 
-// warnings records the core's Warn and Error lines; a fixture fails the
-// test on any unless the test expects them (allowWarn).
-type warnings struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (w *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
-func (w *warnings) Handle(_ context.Context, r slog.Record) error {
-	line := r.Message
-	r.Attrs(func(a slog.Attr) bool { line += " " + a.String(); return true })
-	w.mu.Lock()
-	w.lines = append(w.lines, line)
-	w.mu.Unlock()
-	return nil
-}
-func (w *warnings) WithAttrs(as []slog.Attr) slog.Handler { return w }
-func (w *warnings) WithGroup(string) slog.Handler         { return w }
-
 type fixture struct {
 	allowWarn bool
-	warn      *warnings
+	warn      *testkit.Log // the core's log; any Warn or Error fails the test unless allowWarn
 	dir       string
 	fs        *vfs.Core
 	srv       *skillserver.Server
@@ -122,13 +103,11 @@ var baseFiles = map[string]string{
 // may adjust the origin's config.
 func newFixture(t *testing.T, files map[string]string, edit func(*config.Origin)) *fixture {
 	t.Helper()
-	f := &fixture{dir: t.TempDir(), access: &accessLog{}, cache: t.TempDir(), warn: &warnings{}}
+	f := &fixture{dir: t.TempDir(), access: &accessLog{}, cache: t.TempDir(), warn: testkit.NewLog(nil)}
 	t.Cleanup(func() {
-		f.warn.mu.Lock()
-		defer f.warn.mu.Unlock()
 		if !f.allowWarn {
-			for _, l := range f.warn.lines {
-				t.Errorf("unexpected warning: %s", l)
+			for _, r := range f.warn.TakeWarnings() {
+				t.Errorf("unexpected warning: %s", r)
 			}
 		}
 	})
@@ -176,7 +155,7 @@ func (f *fixture) start(t *testing.T, edit func(*config.Origin)) {
 		Config: &config.Config{Origins: []config.Origin{oc}},
 		Store:  st,
 		Dial:   map[string]func(context.Context) (io.ReadWriteCloser, error){"local": dial},
-		Logger: slog.New(f.warn),
+		Logger: f.warn.Logger(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 
@@ -79,37 +78,8 @@ type dirResult struct {
 // testLogger fails the test on any Warn or Error, unless allowed says
 // the message is expected.
 func testLogger(t *testing.T, allowed ...string) *slog.Logger {
-	return slog.New(&failHandler{t: t, allowed: allowed})
+	return testkit.NewLog(t, allowed...).Logger()
 }
-
-type failHandler struct {
-	t       *testing.T
-	allowed []string
-	attrs   []slog.Attr
-}
-
-func (h *failHandler) Enabled(context.Context, slog.Level) bool { return true }
-
-func (h *failHandler) Handle(_ context.Context, r slog.Record) error {
-	if r.Level < slog.LevelWarn {
-		return nil
-	}
-	var b strings.Builder
-	b.WriteString(r.Message)
-	r.Attrs(func(a slog.Attr) bool { fmt.Fprintf(&b, " %s=%v", a.Key, a.Value); return true })
-	for _, a := range h.allowed {
-		if strings.Contains(b.String(), a) {
-			return nil
-		}
-	}
-	h.t.Errorf("unexpected %s log: %s", r.Level, b.String())
-	return nil
-}
-
-func (h *failHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return &failHandler{t: h.t, allowed: h.allowed, attrs: append(append([]slog.Attr{}, h.attrs...), as...)}
-}
-func (h *failHandler) WithGroup(string) slog.Handler { return h }
 
 func newServer(t *testing.T, opts hostile.Options) *hostile.Server {
 	t.Helper()

@@ -82,8 +82,8 @@ func childPids(t *testing.T, rec *testLog) []int {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		for _, r := range rec.matching(slog.LevelInfo, "stderr") {
-			if f := strings.Fields(r.attrs["stderr"]); len(f) == 3 && f[0] == "pids" {
+		for _, r := range rec.Matching(slog.LevelInfo, "stderr") {
+			if f := strings.Fields(r.Attrs["stderr"]); len(f) == 3 && f[0] == "pids" {
 				var pids []int
 				for _, s := range f[1:] {
 					pid, err := strconv.Atoi(s)
@@ -97,7 +97,7 @@ func childPids(t *testing.T, rec *testLog) []int {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("child never reported its pids: %v", rec.records())
+	t.Fatalf("child never reported its pids: %v", rec.Records())
 	return nil
 }
 
@@ -143,8 +143,8 @@ func TestCommandChildExits(t *testing.T) {
 		t.Errorf("Close: %v", err)
 	}
 	var lines []string
-	for _, r := range rec.matching(slog.LevelInfo, "stderr") {
-		lines = append(lines, r.attrs["stderr"])
+	for _, r := range rec.Matching(slog.LevelInfo, "stderr") {
+		lines = append(lines, r.Attrs["stderr"])
 	}
 	want := []string{"hello from child", strings.Repeat("x", maxStderrLine) + "…", "bye"}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
@@ -183,7 +183,7 @@ func TestCommandCloseKillsGroup(t *testing.T) {
 				t.Errorf("Read: %v, want io.EOF", err)
 			}
 			assertGone(t, pids)
-			if n := len(rec.matching(slog.LevelWarn, "ignored SIGTERM")); n != len(tt.warn) {
+			if n := len(rec.Matching(slog.LevelWarn, "ignored SIGTERM")); n != len(tt.warn) {
 				t.Errorf("%d SIGKILL warnings, want %d", n, len(tt.warn))
 			}
 		})
@@ -227,8 +227,8 @@ func TestCommandCloseReportsOnlyIgnoredTerm(t *testing.T) {
 				t.Errorf("Close: %v", err)
 			}
 			assertGone(t, []int{cmd.Process.Pid})
-			if n := len(rec.matching(slog.LevelWarn, "ignored SIGTERM")); n != tt.warn {
-				t.Errorf("%d SIGKILL warnings, want %d: %v", n, tt.warn, rec.records())
+			if n := len(rec.Matching(slog.LevelWarn, "ignored SIGTERM")); n != tt.warn {
+				t.Errorf("%d SIGKILL warnings, want %d: %v", n, tt.warn, rec.Records())
 			}
 		})
 	}
@@ -268,8 +268,8 @@ func TestCommandSession(t *testing.T) {
 		t.Errorf("close session: %v", err)
 	}
 	assertGone(t, []int{cmd.Process.Pid})
-	for _, r := range rec.records() {
-		if r.level >= slog.LevelInfo {
+	for _, r := range rec.Records() {
+		if r.Level >= slog.LevelInfo {
 			t.Logf("%v", r)
 		}
 	}

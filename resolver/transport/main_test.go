@@ -1,12 +1,10 @@
 package transport
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -27,90 +25,30 @@ func TestMain(m *testing.M) {
 
 // testLog records every log record and fails the test, at cleanup, on any
 // Warn or Error whose message contains none of the expected substrings.
-type testLog struct {
-	mu   sync.Mutex
-	recs []logRec
-}
+// testLog keeps every record (testkit.Log).
+type testLog = testkit.Log
 
-type logRec struct {
-	level slog.Level
-	msg   string
-	attrs map[string]string
-}
-
-func (r logRec) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %q", r.level, r.msg)
-	for k, v := range r.attrs {
-		fmt.Fprintf(&b, " %s=%q", k, v)
-	}
-	return b.String()
-}
-
+// newTestLog fails the test, when it ends, on any Warn or Error record
+// whose message contains none of expectWarn.
 func newTestLog(t *testing.T, expectWarn ...string) (*slog.Logger, *testLog) {
 	t.Helper()
-	l := &testLog{}
+	l := testkit.NewLog(nil)
 	t.Cleanup(func() {
-		for _, r := range l.records() {
-			if r.level < slog.LevelWarn {
+		for _, r := range l.Records() {
+			if r.Level < slog.LevelWarn {
 				continue
 			}
 			ok := false
 			for _, w := range expectWarn {
-				ok = ok || strings.Contains(r.msg, w)
+				ok = ok || strings.Contains(r.Msg, w)
 			}
 			if !ok {
-				t.Errorf("unexpected log record: %v", r)
+				t.Errorf("unexpected log record: %s %v", r.Level, r)
 			}
 		}
 	})
-	return slog.New(&testHandler{log: l}), l
+	return l.Logger(), l
 }
-
-func (l *testLog) records() []logRec {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]logRec(nil), l.recs...)
-}
-
-// matching returns the records at level whose message contains msg.
-func (l *testLog) matching(level slog.Level, msg string) []logRec {
-	var out []logRec
-	for _, r := range l.records() {
-		if r.level == level && strings.Contains(r.msg, msg) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-type testHandler struct {
-	log   *testLog
-	attrs []slog.Attr
-}
-
-func (h *testHandler) Enabled(context.Context, slog.Level) bool { return true }
-
-func (h *testHandler) Handle(_ context.Context, r slog.Record) error {
-	rec := logRec{level: r.Level, msg: r.Message, attrs: map[string]string{}}
-	for _, a := range h.attrs {
-		rec.attrs[a.Key] = a.Value.String()
-	}
-	r.Attrs(func(a slog.Attr) bool {
-		rec.attrs[a.Key] = a.Value.String()
-		return true
-	})
-	h.log.mu.Lock()
-	h.log.recs = append(h.log.recs, rec)
-	h.log.mu.Unlock()
-	return nil
-}
-
-func (h *testHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return &testHandler{log: h.log, attrs: append(append([]slog.Attr(nil), h.attrs...), as...)}
-}
-
-func (h *testHandler) WithGroup(string) slog.Handler { return h }
 
 // describe summarises a message for comparisons.
 func describe(m jsonrpc.Message) string {

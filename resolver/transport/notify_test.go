@@ -55,7 +55,7 @@ func TestNotifyLimiterEdge(t *testing.T) {
 	if l.allow(progress) {
 		t.Error("one message more than the rate passed")
 	}
-	if n := len(rec.matching(slog.LevelWarn, "dropped")); n != 1 {
+	if n := len(rec.Matching(slog.LevelWarn, "dropped")); n != 1 {
 		t.Errorf("%d warnings for one storm, want 1", n)
 	}
 	// Quiet long enough to fill the bucket: the storm is over, and the
@@ -64,13 +64,13 @@ func TestNotifyLimiterEdge(t *testing.T) {
 	if !l.allow(progress) {
 		t.Fatal("a message after a quiet minute dropped")
 	}
-	if n := len(rec.matching(slog.LevelInfo, "notification storm over")); n != 1 {
+	if n := len(rec.Matching(slog.LevelInfo, "notification storm over")); n != 1 {
 		t.Errorf("%d storm-over lines, want 1", n)
 	}
 	for range notifyBurst + 10 {
 		l.allow(progress)
 	}
-	if n := len(rec.matching(slog.LevelWarn, "dropped")); n != 2 {
+	if n := len(rec.Matching(slog.LevelWarn, "dropped")); n != 2 {
 		t.Errorf("%d warnings after a second storm, want 2", n)
 	}
 }

@@ -115,8 +115,8 @@ func TestSSEFilter(t *testing.T) {
 			if got := filterSSE(t, tt.in, 1000, limits, log); got != tt.want {
 				t.Errorf("filtered\n%q\nwant\n%q", got, tt.want)
 			}
-			if n := len(rec.matching(slog.LevelWarn, "dropped")); n != tt.warns {
-				t.Errorf("%d warnings, want %d: %v", n, tt.warns, rec.records())
+			if n := len(rec.Matching(slog.LevelWarn, "dropped")); n != tt.warns {
+				t.Errorf("%d warnings, want %d: %v", n, tt.warns, rec.Records())
 			}
 			if n := limits.len(); n != 0 {
 				t.Errorf("%d limits left", n)

@@ -196,8 +196,8 @@ func TestStreamMessages(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("read\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
-			if n := len(rec.matching(slog.LevelWarn, "dropped")); n != tt.warns {
-				t.Errorf("%d warnings, want %d: %v", n, tt.warns, rec.records())
+			if n := len(rec.Matching(slog.LevelWarn, "dropped")); n != tt.warns {
+				t.Errorf("%d warnings, want %d: %v", n, tt.warns, rec.Records())
 			}
 		})
 	}
@@ -215,15 +215,15 @@ func TestStreamNoiseWarnsOncePerRun(t *testing.T) {
 	if got := readUntilSentinel(t, c); len(got) != 0 {
 		t.Errorf("read %q, want nothing", got)
 	}
-	warns := rec.matching(slog.LevelWarn, "dropped")
+	warns := rec.Matching(slog.LevelWarn, "dropped")
 	var counts []string
 	for _, w := range warns {
-		counts = append(counts, w.attrs["dropped"])
+		counts = append(counts, w.Attrs["dropped"])
 	}
 	if want := []string{"1", "101", "201"}; strings.Join(counts, ",") != strings.Join(want, ",") {
 		t.Errorf("warnings at dropped=%v, want %v", counts, want)
 	}
-	if ex := warns[0].attrs["excerpt"]; ex != "debug: line 0" {
+	if ex := warns[0].Attrs["excerpt"]; ex != "debug: line 0" {
 		t.Errorf("excerpt %q", ex)
 	}
 }
@@ -372,7 +372,7 @@ func TestStreamEndAndClose(t *testing.T) {
 	if err := c.Write(context.Background(), &jsonrpc.Request{Method: "notifications/initialized"}); err == nil {
 		t.Error("Write after Close succeeded")
 	}
-	if n := len(rec.matching(slog.LevelWarn, "dropped")); n != 1 {
+	if n := len(rec.Matching(slog.LevelWarn, "dropped")); n != 1 {
 		t.Errorf("%d warnings for the cut message, want 1", n)
 	}
 }
