@@ -24,9 +24,13 @@ func TestHostileBudgetWindow(t *testing.T) {
 		"evil": hostileStdio(t, hostile.Options{Fixtures: []string{hostile.Budget1, hostile.Budget2, hostile.Budget3}}),
 	}, map[string]any{"servers": map[string]any{"evil": map[string]any{"limits": map[string]any{
 		"budget": "10MiB", // one 6 MiB file fits, two do not
-		// Long enough that two reads started together always share a
-		// window, however loaded the machine; the test then waits it out.
-		"budget_window": "30s",
+		// Long enough that two reads started together share a window
+		// however loaded the machine (each reserves its bytes before it
+		// fetches, so the reservations are apart by the daemon's
+		// scheduling only); short enough that waiting it out is cheap.
+		// The window's edges are resolver.TestBudgetWindowEdge and
+		// TestFetchBudgetWindow, with a clock the test moves.
+		"budget_window": "10s",
 	}}}})
 	m := startMount(t, cfg)
 	m.warnings = true // over-budget reads warn, as they should

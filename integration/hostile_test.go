@@ -167,8 +167,12 @@ func hostileReads(t *testing.T, accessLog, uri string) int {
 // TestHostileSkills mounts one hostile server carrying every per-skill
 // fixture, beside an honest origin, over each transport.
 func TestHostileSkills(t *testing.T) {
+	t.Parallel()
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) { testHostileSkills(t, tr.origin) })
+		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
+			testHostileSkills(t, tr.origin)
+		})
 	}
 }
 

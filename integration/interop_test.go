@@ -339,6 +339,7 @@ func TestInteropWGClientAgainstServe(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
 		for _, era := range []string{"legacy", "auto"} {
 			t.Run(transport+"/"+era, func(t *testing.T) {
+				t.Parallel()
 				args := []string{filepath.Join(project, "client.mjs"), "--dir", tr.dir, "--era", era,
 					"--expect", strings.Join(tr.skills, ","), "--refused", strings.Join(tr.refused, ",")}
 				if transport == "http" {
