@@ -31,6 +31,9 @@ func TestHostileBudgetWindow(t *testing.T) {
 		// The window's edges are resolver.TestBudgetWindowEdge and
 		// TestFetchBudgetWindow, with a clock the test moves.
 		"budget_window": "10s",
+		// A read slowed by load must not time out (EIO) and pass for a
+		// refusal.
+		"call_timeout": "10m",
 	}}}})
 	m := startMount(t, cfg)
 	m.warnings = true // over-budget reads warn, as they should
