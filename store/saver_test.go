@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/skillfs/skillfs/internal/testkit"
 )
 
 // doc is a document large enough that a torn or interleaved write shows:
@@ -72,7 +73,7 @@ func TestSaverStopIsSerializedWithTimerWrites(t *testing.T) {
 			time.Sleep(time.Millisecond)
 			return b, nil
 		},
-		Logger: slog.New(newRecorder(t)),
+		Logger: newRecorder(t).Logger(),
 	})
 
 	var wg sync.WaitGroup
@@ -254,7 +255,7 @@ func TestSaverFailureIsReportedAndKept(t *testing.T) {
 			tries++
 			return encodeDoc(state), nil
 		},
-		Logger:  slog.New(rec),
+		Logger:  rec.Logger(),
 		Message: "content flags not saved",
 	})
 	writable := readOnlyDir(t, o.Dir())
@@ -263,11 +264,11 @@ func TestSaverFailureIsReportedAndKept(t *testing.T) {
 	state = 42
 	mu.Unlock()
 	sv.Soon()
-	var warns []logRecord
+	var warns []testkit.Record
 	deadline := time.Now().Add(time.Minute)
 	for len(warns) == 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
-		warns = rec.takeWarnings()
+		warns = rec.TakeWarnings()
 	}
 	if len(warns) != 1 {
 		t.Fatalf("got %d warnings for the failed write, want 1: %v", len(warns), warns)

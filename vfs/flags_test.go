@@ -24,7 +24,7 @@ func TestFlagSaveEndsByStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	log := &warnLog{}
+	log := newWarnLog()
 	for i := range 20 {
 		oc := config.Origin{Label: fmt.Sprintf("o%d", i), Kind: config.Stdio, Command: "srv", Limits: config.DefaultLimits()}
 		bucket, err := st.Bucket(oc.ID())

@@ -2,7 +2,6 @@ package vfs
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"log/slog"
 	"maps"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/internal/testkit"
 	"github.com/skillfs/skillfs/resolver"
 	"github.com/skillfs/skillfs/skill"
 	"github.com/skillfs/skillfs/store"
@@ -40,29 +40,17 @@ func (c *testClock) set(sec int64) {
 	c.mu.Unlock()
 }
 
-// warnLog counts the warnings logged through it.
-type warnLog struct {
-	mu    sync.Mutex
-	warns []string
-}
+// warnLog keeps what is logged through it (testkit.Log); take returns the
+// messages of the warnings so far.
+type warnLog struct{ *testkit.Log }
 
-func (w *warnLog) Enabled(context.Context, slog.Level) bool { return true }
-func (w *warnLog) WithAttrs([]slog.Attr) slog.Handler       { return w }
-func (w *warnLog) WithGroup(string) slog.Handler            { return w }
-func (w *warnLog) Handle(_ context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelWarn {
-		w.mu.Lock()
-		w.warns = append(w.warns, r.Message)
-		w.mu.Unlock()
-	}
-	return nil
-}
+func newWarnLog() *warnLog { return &warnLog{testkit.NewLog(nil)} }
 
 func (w *warnLog) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.warns
-	w.warns = nil
+	var out []string
+	for _, r := range w.TakeWarnings() {
+		out = append(out, r.Msg)
+	}
 	return out
 }
 
@@ -125,7 +113,7 @@ func TestFileTimesAreWhenTheContentWasFirstHeld(t *testing.T) {
 	root := t.TempDir()
 	clock := &testClock{}
 	clock.set(1000)
-	c, _ := timedCatalog(t, root, clock, &warnLog{})
+	c, _ := timedCatalog(t, root, clock, newWarnLog())
 	c.put(twoSkills(t, "n1"))
 	first := mtimes(c.current())
 	for p, sec := range first {
@@ -144,7 +132,7 @@ func TestFileTimesAreWhenTheContentWasFirstHeld(t *testing.T) {
 	// A remount: a new run on the same store, which shows the saved
 	// catalog first and then the server's.
 	clock.set(3000)
-	again, _ := timedCatalog(t, root, clock, &warnLog{})
+	again, _ := timedCatalog(t, root, clock, newWarnLog())
 	again.regate() // an approval change before any catalog must not lose the times
 	if !again.loadSaved() {
 		t.Fatal("the saved catalog was not loaded")
@@ -193,7 +181,7 @@ func TestFileTimesNotSavedAfterStop(t *testing.T) {
 	root := t.TempDir()
 	clock := &testClock{}
 	clock.set(1000)
-	c, _ := timedCatalog(t, root, clock, &warnLog{})
+	c, _ := timedCatalog(t, root, clock, newWarnLog())
 	c.put(twoSkills(t, "n1"))
 	c.times.snapshot() // the track under way is done
 	c.times.stop()
@@ -215,7 +203,7 @@ func TestFileTimesNotSavedAfterStop(t *testing.T) {
 func TestFileTimesOnlyForVerifiableContent(t *testing.T) {
 	clock := &testClock{}
 	clock.set(1000)
-	c, _ := timedCatalog(t, t.TempDir(), clock, &warnLog{})
+	c, _ := timedCatalog(t, t.TempDir(), clock, newWarnLog())
 	c.put(&resolver.Catalog{At: time.Unix(900, 0)})
 	if got := c.current().nodes[""].mtime.Unix(); got != 900 {
 		t.Errorf("an empty origin: time %d, want the listing's 900", got)
@@ -250,7 +238,7 @@ func TestUnreadableTimesAreIgnored(t *testing.T) {
 	root := t.TempDir()
 	clock := &testClock{}
 	clock.set(1000)
-	log := &warnLog{}
+	log := newWarnLog()
 	c, _ := timedCatalog(t, root, clock, log)
 	if err := os.WriteFile(filepath.Join(c.store.Dir(), "times.bin"), []byte("garbage"), 0o600); err != nil {
 		t.Fatal(err)
