@@ -2,6 +2,8 @@ module github.com/skillfs/skillfs
 
 go 1.26.0
 
+toolchain go1.26.11
+
 require (
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/fsnotify/fsnotify v1.10.1
@@ -10,7 +12,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/yuin/goldmark v1.8.7
 	golang.org/x/sync v0.25.0
-	golang.org/x/sys v0.41.0
+	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.44.0
 	gopkg.in/yaml.v3 v3.0.1
 )
