@@ -37,7 +37,7 @@ var (
 )
 
 // ErrStopped is returned by a Saver's Write after its Stop.
-var ErrStopped = errors.New("saver stopped")
+var ErrStopped = errors.New("the session that saves it has ended")
 
 // save atomically replaces the sidecar f with data (see writeAtomic).
 func (o *Bucket) save(f Sidecar, data []byte) error {

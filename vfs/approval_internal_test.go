@@ -1,7 +1,9 @@
 package vfs
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"reflect"
 	"slices"
@@ -177,5 +179,41 @@ func TestNestedApprovedInsidePending(t *testing.T) {
 	}
 	if c := tr.catalog(); len(c.Skills) != 2 || c.Skills[0] != outer {
 		t.Errorf("the held catalog lost the pending skill or its order: %v", c.Skills)
+	}
+}
+
+// Once its origin has stopped (stop, when the supervisor ends) the book
+// writes nothing: an approve or revoke that comes later fails, changes
+// nothing in memory, and leaves approvals.json as it was, so that it
+// never lands in a store a new session of the origin has taken over.
+func TestApprovalsAfterStopAreRefused(t *testing.T) {
+	root := t.TempDir()
+	oc := requiredOrigin("a")
+	one := checkedSkill(t, "one", "First", map[string]string{"SKILL.md": "x"})
+	two := checkedSkill(t, "two", "Second", map[string]string{"SKILL.md": "y"})
+	b := newBook(t, root, oc)
+	if _, err := b.approve(one); err != nil {
+		t.Fatal(err)
+	}
+	before, err := b.store.LoadApprovals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.stop()
+	if _, err := b.approve(two); !errors.Is(err, store.ErrStopped) {
+		t.Errorf("approve after stop: %v, want ErrStopped", err)
+	}
+	if had, err := b.revoke(one.URI.String()); had || !errors.Is(err, store.ErrStopped) {
+		t.Errorf("revoke after stop: %v, %v; want ErrStopped", had, err)
+	}
+	if st := b.state(two); st != approvalPending {
+		t.Errorf("refused approval: %q, want pending", st)
+	}
+	if st := b.state(one); st != approvalApproved {
+		t.Errorf("refused revoke: %q, want approved", st)
+	}
+	after, err := b.store.LoadApprovals()
+	if err != nil || !bytes.Equal(before, after) {
+		t.Errorf("approvals.json changed after stop (%v):\n%s\nwant\n%s", err, after, before)
 	}
 }
