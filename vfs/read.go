@@ -119,6 +119,8 @@ type reader struct {
 
 	retries throttle // skill uri → last staleness skills/get
 
+	rejected rejections // entries whose SKILL.md failed verification (rejected.go)
+
 	// timedOut remembers, for timeoutMemory, the fetches that ran out of
 	// call_timeout, by flight key: the kernel re-issues a read whose
 	// readahead failed, and that retry must not wait call_timeout again.
@@ -161,6 +163,16 @@ func (rd *reader) load(ctx context.Context, n *node) ([]byte, *node, error) {
 	if c := n.file.conflict; c != "" {
 		return nil, n, rd.failures.record(n.path, &ReadError{Path: n.path, Reason: ReasonConflict, Err: errors.New(c)})
 	}
+	if err := rd.rejectedSkill(n); err != nil {
+		return nil, n, rd.failures.record(n.path, err)
+	}
+	b, used, err := rd.loadChecked(ctx, n)
+	rd.noteSkillMD(used, err)
+	return b, used, err
+}
+
+// loadChecked is load for a file whose skill is not rejected.
+func (rd *reader) loadChecked(ctx context.Context, n *node) ([]byte, *node, error) {
 	b, err := rd.obtain(ctx, n, nil)
 	if err == nil {
 		if err = rd.checkEntry(n, b); err == nil {
