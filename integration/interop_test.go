@@ -30,8 +30,9 @@ import (
 // on PATH, node older than 20, or `npm ci` failing while `npm ping` cannot
 // reach the registry either (offline, with nothing cached). An `npm ci`
 // that fails while the registry answers is a failure: the pins are wrong.
-// npm's cache lives in $XDG_CACHE_HOME/skillfs-test/npm (or the user cache
-// directory), so a machine that ran the tests once can run them offline.
+// npm's cache lives in testCache()/npm ($SKILLFS_TEST_CACHE, or .cache next
+// to go.mod: testkit gives the test process a fresh, empty XDG_CACHE_HOME),
+// so a machine that ran the tests once can run them offline.
 
 var interop struct {
 	once sync.Once
@@ -88,14 +89,7 @@ func installInterop() {
 			return
 		}
 	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		cache, _ = os.UserCacheDir()
-	}
-	if cache == "" {
-		cache = filepath.Join(os.TempDir(), "skillfs-test-cache")
-	}
-	env := append(os.Environ(), "npm_config_cache="+filepath.Join(cache, "skillfs-test", "npm"), "npm_config_update_notifier=false")
+	env := append(os.Environ(), "npm_config_cache="+filepath.Join(testCache(), "npm"), "npm_config_update_notifier=false")
 	npm := func(timeout time.Duration, args ...string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()

@@ -1,0 +1,272 @@
+//go:build linux
+
+// Command conformhost is skillfs as the host under test of the MCP
+// conformance suite's SEP-2640 client scenarios
+// (integration/conformance_test.go). The suite starts a scenario server and
+// runs this command with the server's URL appended; conformhost mounts that
+// server with `skillfs mount` (a subprocess, real FUSE), then uses the
+// mount as an agent does, and unmounts:
+//
+//   - before a skill is activated the agent sees the catalog only: it lists
+//     the tree, stats every file and reads the generated .skillfs files;
+//   - then (except in sep-2640-client-no-prefetch, which checks that the
+//     catalog alone fetches nothing) it activates each skill by reading its
+//     SKILL.md, and reads every other file the tree shows, as an agent
+//     following the references of a SKILL.md would.
+//
+// What it saw (the tree, and for every read the bytes or the errno) goes
+// to the -report file as JSON, for the test to check what a user sees; the
+// suite judges what the server saw.
+//
+// Usage: conformhost -skillfs BIN -work DIR -report FILE URL
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/skillfs/skillfs/integration/conformhost/report"
+)
+
+// Label is the server's label in the mount: its skills are under DIR/Label.
+const Label = "conformance"
+
+// NoPrefetch is the scenario in which the agent only looks at the catalog.
+const NoPrefetch = "sep-2640-client-no-prefetch"
+
+func main() {
+	bin := flag.String("skillfs", "", "the skillfs binary")
+	work := flag.String("work", "", "a directory for the config, cache and mount point")
+	reportPath := flag.String("report", "", "where to write the report")
+	flag.Parse()
+	if *bin == "" || *work == "" || *reportPath == "" || flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: conformhost -skillfs BIN -work DIR -report FILE URL")
+		os.Exit(2)
+	}
+	r := &report.Report{Scenario: os.Getenv("MCP_CONFORMANCE_SCENARIO"), URL: flag.Arg(0)}
+	err := run(r, *bin, *work)
+	b, _ := json.MarshalIndent(r, "", "  ")
+	if werr := os.WriteFile(*reportPath, b, 0o644); werr != nil && err == nil {
+		err = werr
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformhost:", err)
+		os.Exit(1)
+	}
+}
+
+func run(r *report.Report, bin, work string) error {
+	cfg := filepath.Join(work, "config.json")
+	c, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{Label: map[string]any{"type": "http", "url": r.URL}}})
+	if err := os.WriteFile(cfg, c, 0o600); err != nil {
+		return err
+	}
+	mnt := filepath.Join(work, "mnt")
+	if err := os.MkdirAll(mnt, 0o755); err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, "mount", "--config", cfg, "--cache-dir", filepath.Join(work, "cache"), "--startup-timeout", "5m", mnt)
+	// Killed with the suite's timeout, conformhost takes the mount along:
+	// SIGTERM unmounts.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	log := &logBuffer{}
+	cmd.Stderr = log
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		ok := false
+		for sc.Scan() {
+			if !ok && strings.HasPrefix(sc.Text(), "skillfs: mounted") {
+				ok = true
+				ready <- true
+			}
+		}
+		if !ok {
+			ready <- false
+		}
+		exited <- cmd.Wait()
+	}()
+	defer func() { r.Log = log.String() }()
+	select {
+	case ok := <-ready:
+		if !ok {
+			r.MountExit = exitCode(<-exited)
+			return fmt.Errorf("skillfs mount exited before it was ready:\n%s", log.String())
+		}
+	case <-time.After(5 * time.Minute):
+		cmd.Process.Kill()
+		return fmt.Errorf("skillfs mount not ready within 5 minutes:\n%s", log.String())
+	}
+	r.Ready = true
+	actErr := act(r, mnt)
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		r.MountExit = exitCode(err)
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		<-exited
+		return errors.Join(actErr, errors.New("skillfs mount did not exit within 2 minutes of SIGTERM"))
+	}
+	r.Unmounted = !mounted(mnt)
+	return actErr
+}
+
+// act uses the mount as an agent does (see the package doc).
+func act(r *report.Report, mnt string) error {
+	root := filepath.Join(mnt, Label)
+	r.Tree = map[string]int64{}
+	var files, skills []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		r.Tree[rel] = fi.Size()
+		if filepath.Base(p) == "SKILL.md" {
+			skills = append(skills, rel)
+		} else {
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("listing the mount: %w", err)
+	}
+	// The catalog the agent is shown: generated by skillfs, no fetch.
+	for _, f := range []string{"index.json", "index.md", "status.json"} {
+		if _, err := os.ReadFile(filepath.Join(mnt, ".skillfs", f)); err != nil {
+			return fmt.Errorf("reading .skillfs/%s: %w", f, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(mnt, ".skillfs", "status.json")); err == nil {
+		var st struct {
+			Origins []struct {
+				Label    string `json:"label"`
+				Protocol string `json:"protocol"`
+			} `json:"origins"`
+		}
+		json.Unmarshal(b, &st)
+		for _, o := range st.Origins {
+			if o.Label == Label {
+				r.Protocol = o.Protocol
+			}
+		}
+	}
+	if r.Scenario == NoPrefetch {
+		return nil
+	}
+	sort.Strings(skills)
+	sort.Strings(files)
+	for _, rel := range append(skills, files...) {
+		b, err := readAll(filepath.Join(root, filepath.FromSlash(rel)))
+		rd := report.Read{Path: rel}
+		if err != nil {
+			rd.Err = err.Error()
+			var errno syscall.Errno
+			if errors.As(err, &errno) {
+				rd.Errno = errnoName(errno)
+			}
+		} else {
+			rd.Bytes = string(b)
+		}
+		r.Reads = append(r.Reads, rd)
+	}
+	return nil
+}
+
+// readAll reads a file as cat does: open, read to EOF.
+func readAll(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+func errnoName(e syscall.Errno) string {
+	switch e {
+	case syscall.EIO:
+		return "EIO"
+	case syscall.ENOENT:
+		return "ENOENT"
+	case syscall.EACCES:
+		return "EACCES"
+	case syscall.EPERM:
+		return "EPERM"
+	}
+	return fmt.Sprintf("errno %d (%v)", int(e), e)
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// mounted reports whether dir is in the mount table.
+func mounted(dir string) bool {
+	b, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[1] == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// A logBuffer holds the mount's stderr, written while it may be read.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
