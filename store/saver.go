@@ -1,6 +1,7 @@
 package store
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,15 +43,22 @@ var ErrStopped = errors.New("the session that saves it has ended")
 // save atomically replaces the sidecar f with data (see writeAtomic).
 func (o *Bucket) save(f Sidecar, data []byte) error {
 	err := o.saveSidecar(f, data)
-	if f.name == catalogName {
-		if err != nil {
-			msg := err.Error()
-			o.unsaved.Store(&msg)
-		} else {
-			o.unsaved.Store(nil)
-		}
-	}
+	o.settled(f, err)
 	return err
+}
+
+// settled records how the last save of f ended: err, or nil when the file
+// holds what was to be saved.
+func (o *Bucket) settled(f Sidecar, err error) {
+	if f.name != catalogName {
+		return
+	}
+	if err != nil {
+		msg := err.Error()
+		o.unsaved.Store(&msg)
+	} else {
+		o.unsaved.Store(nil)
+	}
 }
 
 func (o *Bucket) saveSidecar(f Sidecar, data []byte) error {
@@ -114,6 +122,10 @@ type Saver struct {
 	// writeMu is held from taking a due write until it is on disk: writes
 	// are in order, and Stop waits for one under way.
 	writeMu sync.Mutex
+	// held is the hash of what the file holds, as far as the Saver knows
+	// (its last write, or Seen); a document equal to it is not written
+	// again. writeMu guards it.
+	held *[sha256.Size]byte
 
 	mu      sync.Mutex
 	timer   *time.Timer
@@ -145,7 +157,52 @@ func (s *Saver) Write(data []byte) error {
 	if stopped {
 		return fmt.Errorf("save %s of %s: %w", s.f.what, s.b.id, ErrStopped)
 	}
-	return s.b.save(s.f, data)
+	return s.writeLocked(data)
+}
+
+// Save writes Encode's document now, after a write under way, and returns
+// the error: Write for a caller whose document must be of its state when
+// the write's turn comes, so that of two saves asked for at once the one
+// written last is of the newer state. After Stop it writes nothing and
+// returns an error that Is ErrStopped.
+func (s *Saver) Save() error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.mu.Lock()
+	stopped := s.stopped
+	s.mu.Unlock()
+	if stopped {
+		return fmt.Errorf("save %s of %s: %w", s.f.what, s.b.id, ErrStopped)
+	}
+	data, err := s.opt.Encode()
+	if err != nil || data == nil {
+		return err
+	}
+	return s.writeLocked(data)
+}
+
+// Seen tells the Saver that the file holds data (the caller has just
+// loaded it): a document equal to it is not written again.
+func (s *Saver) Seen(data []byte) {
+	sum := sha256.Sum256(data)
+	s.writeMu.Lock()
+	s.held = &sum
+	s.writeMu.Unlock()
+}
+
+// writeLocked writes data unless the file already holds it; writeMu is
+// held.
+func (s *Saver) writeLocked(data []byte) error {
+	sum := sha256.Sum256(data)
+	if s.held != nil && *s.held == sum {
+		s.b.settled(s.f, nil)
+		return nil
+	}
+	if err := s.b.save(s.f, data); err != nil {
+		return err
+	}
+	s.held = &sum
+	return nil
 }
 
 // Soon writes Encode's document Delay from now, once for all the calls
@@ -212,7 +269,7 @@ func (s *Saver) encodeAndWrite() {
 		return
 	}
 	if err == nil {
-		err = s.b.save(s.f, data)
+		err = s.writeLocked(data)
 	}
 	if err == nil {
 		return

@@ -330,3 +330,87 @@ func readOnlyDir(t *testing.T, dir string) (writable func()) {
 	}
 	return writable
 }
+
+// TestSaverSaveWritesTheStateWhenItsTurnComes: of two Saves asked for
+// while a write is under way, the file ends with the newer state, because
+// each encodes when its turn to write comes.
+func TestSaverSaveWritesTheStateWhenItsTurnComes(t *testing.T) {
+	s, _ := openStore(t, Options{})
+	o := mustOrigin(t, s, "acme-1")
+	p := filepath.Join(o.Dir(), "catalog.json")
+	var mu sync.Mutex
+	state, calls := 1, 0
+	entered, release := make(chan struct{}), make(chan struct{})
+	sv := o.NewSaver(CatalogSidecar, SaverOptions{
+		Encode: func() ([]byte, error) {
+			mu.Lock()
+			calls++
+			first := calls == 1
+			b := encodeDoc(state)
+			mu.Unlock()
+			if first {
+				close(entered)
+				<-release
+			}
+			return b, nil
+		},
+	})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := sv.Save(); err != nil {
+			t.Error(err)
+		}
+	})
+	<-entered
+	mu.Lock()
+	state = 2
+	mu.Unlock()
+	wg.Go(func() {
+		if err := sv.Save(); err != nil {
+			t.Error(err)
+		}
+	})
+	close(release)
+	wg.Wait()
+	if got, err := readDoc(p); err != nil || got != 2 {
+		t.Errorf("the file holds %d (%v), want the newer state, 2", got, err)
+	}
+}
+
+// TestSaverSkipsWhatTheFileHolds: a document equal to the last written
+// (or Seen) is not written again, and for the catalog that counts as
+// saved: a refusal in between is no longer reported once the catalog on
+// disk is the one held again.
+func TestSaverSkipsWhatTheFileHolds(t *testing.T) {
+	s, _ := openStore(t, Options{MaxCatalogSize: 100})
+	o := mustOrigin(t, s, "acme-1")
+	p := filepath.Join(o.Dir(), "catalog.json")
+	sv := o.NewSaver(CatalogSidecar, SaverOptions{})
+	a := []byte("catalog a")
+	if err := sv.Write(a); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.Lstat(p)
+	if err := sv.Write(bytes.Repeat([]byte("b"), 101)); !errors.Is(err, ErrTooLarge) || o.CatalogUnsaved() == "" {
+		t.Fatalf("over the cap: %v, unsaved %q", err, o.CatalogUnsaved())
+	}
+	if err := sv.Write(a); err != nil || o.CatalogUnsaved() != "" {
+		t.Errorf("the held catalog again: %v, unsaved %q; want saved", err, o.CatalogUnsaved())
+	}
+	if again, err := os.Lstat(p); err != nil || !os.SameFile(first, again) {
+		t.Errorf("the same catalog was written again (%v)", err)
+	}
+
+	loaded, err := o.LoadCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := o.NewSaver(CatalogSidecar, SaverOptions{Encode: func() ([]byte, error) { return a, nil }})
+	next.Seen(loaded)
+	if err := next.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := os.Lstat(p); err != nil || !os.SameFile(first, again) {
+		t.Errorf("a catalog equal to the one loaded was written again (%v)", err)
+	}
+}

@@ -2,7 +2,6 @@ package vfs
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,8 +76,7 @@ type catalog struct {
 	// the catalog's truncation.
 	refused string
 
-	saver *store.Saver                      // writes catalog.json
-	saved atomic.Pointer[[sha256.Size]byte] // hash of the last saved catalog, to skip rewrites
+	saver *store.Saver // writes catalog.json, unless it holds the catalog already
 
 	// times are the first times of the catalog's digests: the files'
 	// mtimes.
@@ -87,7 +85,7 @@ type catalog struct {
 
 func newCatalog(cfg config.Origin, st *store.Bucket, log *slog.Logger, now func() time.Time, started time.Time) *catalog {
 	c := &catalog{cfg: cfg, store: st, log: log, now: now, extra: map[string]*verify.Skill{}, onChange: func(_, _ []string) {}, times: newTimeBook(st, log)}
-	c.saver = st.NewSaver(store.CatalogSidecar, store.SaverOptions{Logger: log})
+	c.saver = st.NewSaver(store.CatalogSidecar, store.SaverOptions{Encode: c.encode, Logger: log})
 	c.tree.Store(buildTree(cfg.Label, &resolver.Catalog{}, "none", nil, started, nil))
 	return c
 }
@@ -291,8 +289,23 @@ func withExtra(c *resolver.Catalog, extra map[string]*verify.Skill) *resolver.Ca
 }
 
 // save writes the held catalog to the store, unless it is what was saved
-// last.
+// last. Two saves at once (a confirm during a re-list) write in turn, each
+// the tree in force when its turn comes (store.Saver.Save).
 func (c *catalog) save() {
+	if err := c.saver.Save(); err != nil {
+		if errors.Is(err, store.ErrStopped) {
+			// The origin has stopped (a confirm through a file left
+			// open): a new session of it may own the store by now.
+			return
+		}
+		// store records it for status.json: a restart with the server
+		// down will not show this catalog.
+		c.log.Warn("catalog not saved; a restart with the server down will not show it", "op", "save", "err", err)
+	}
+}
+
+// encode is catalog.json of the tree in force.
+func (c *catalog) encode() ([]byte, error) {
 	held := c.tree.Load().catalog()
 	sc := savedCatalog{Version: savedCatalogVersion, At: held.At, Truncated: held.Truncated, CacheScope: held.CacheScope, Rejected: held.Rejected}
 	if sc.CacheScope == "" {
@@ -311,30 +324,14 @@ func (c *catalog) save() {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(sc); err != nil {
-		c.log.Error("saving catalog", "op", "save", "err", err)
-		return
+		return nil, fmt.Errorf("encode the catalog of %s: %w", c.cfg.Label, err)
 	}
 	b := buf.Bytes()
 	// Listing and saving a large catalog leaves garbage of about this
 	// size (pages, decode buffers, this encoding): give it back once the
 	// burst is over, as after a burst of fetches.
 	releaseWhenQuiet(len(b))
-	sum := sha256.Sum256(b)
-	if p := c.saved.Load(); p != nil && *p == sum {
-		return
-	}
-	if err := c.saver.Write(b); err != nil {
-		if errors.Is(err, store.ErrStopped) {
-			// The origin has stopped (a confirm through a file left
-			// open): a new session of it may own the store by now.
-			return
-		}
-		// store records it for status.json: a restart with the server
-		// down will not show this catalog.
-		c.log.Warn("catalog not saved; a restart with the server down will not show it", "op", "save", "err", err)
-		return
-	}
-	c.saved.Store(&sum)
+	return b, nil
 }
 
 // loadSaved shows the last held catalog until the server answers, so that a
@@ -383,8 +380,7 @@ func (c *catalog) loadSaved() bool {
 		cat.Withheld = resolver.WithheldReason(len(cat.Skills))
 		c.log.Warn("saved listing withheld from the shared mount", "op", "load", "err", cat.Withheld)
 	}
-	sum := sha256.Sum256(b)
-	c.saved.Store(&sum)
+	c.saver.Seen(b)
 	c.swap(func(old *tree) (*resolver.Catalog, string) {
 		if old.source == "live" {
 			// The server answered first; keep its catalog.
