@@ -32,11 +32,12 @@
 // two, renamed into place; a symlink or directory at the name is replaced,
 // never followed), capped before a byte is written. A Saver gathers a
 // burst of changes into one write after a delay (Soon), or writes at once
-// for a caller that must answer with the result (Write); its Stop is the
-// final flush, waits for a write under way and ends the writes, so an
-// exiting daemon never cuts one off and a new session of the origin never
-// sees an old one land after it. A delayed write that fails is logged to
-// the caller's logger and stays due.
+// for a caller that must answer with the result (Write, or Save to encode
+// the state when the write's turn comes); it skips a document the file
+// already holds. Its Stop is the final flush: it waits for a write under
+// way and ends the writes, so an exiting daemon never cuts one off and a
+// new session of the origin never sees an old one land after it. A
+// delayed write that fails is logged to the caller's logger and stays due.
 //
 // # Trust
 //

@@ -102,10 +102,11 @@ type SaverOptions struct {
 // 0600), fsynced with its directory when the sidecar is durable, renamed
 // over the old one. A reader never sees a torn document.
 //
-// A caller whose change must be on disk before it answers (an approval)
-// calls Write; one whose changes come in bursts (content flags, file
-// times) calls Soon, and the Saver writes Encode's document once after
-// the delay. A Soon write that fails is logged and kept due: the next
+// A caller whose change must be on disk before it answers calls Write
+// with the document (an approval) or Save to have Encode's written (the
+// catalog); one whose changes come in bursts (content flags, file times)
+// calls Soon, and the Saver writes Encode's document once after the
+// delay. A document equal to what the file holds is not written again. A Soon write that fails is logged and kept due: the next
 // Soon or Stop tries again, so nothing the caller holds is lost to one
 // failed write.
 //
