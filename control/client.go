@@ -13,8 +13,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/skillfs/skillfs/vfs"
 )
 
 // A Client talks to one running mount.
@@ -29,17 +27,6 @@ type Client struct {
 	http    *http.Client
 }
 
-// Skill is one skill as the control endpoint reports it: an index.json row
-// and its approval ("approved", "pending", "changed", "refused", or empty
-// when approval is not required).
-//
-// Approval sits beside vfs.SkillInfo until the core's SkillInfo carries
-// it; the outer field wins in encoding/json either way.
-type Skill struct {
-	vfs.SkillInfo
-	Approval string `json:"approval,omitempty"`
-}
-
 // A RemoteError is a request the mount answered with an error.
 type RemoteError struct {
 	Status  int // HTTP status: 404 not found, 400 bad input, 409 changed since shown, 500 otherwise
@@ -48,12 +35,12 @@ type RemoteError struct {
 
 func (e *RemoteError) Error() string { return e.Message }
 
-// Is makes a 404 match vfs.ErrNotExist, a 400 ErrInvalid and a 409
+// Is makes a 404 match ErrNotFound, a 400 ErrInvalid and a 409
 // ErrChanged.
 func (e *RemoteError) Is(target error) bool {
 	switch e.Status {
 	case http.StatusNotFound:
-		return target == vfs.ErrNotExist
+		return target == ErrNotFound
 	case http.StatusBadRequest:
 		return target == ErrInvalid
 	case http.StatusConflict:
@@ -258,7 +245,7 @@ func (c *Client) Pending(ctx context.Context) ([]Pending, error) {
 }
 
 // Approve approves skills, each only if the mount still holds the entry
-// whose digest is its ref's Binding (see vfs.Core.Approve). all is the
+// whose digest is its ref's Binding (see vfs.Consent.Approve). all is the
 // label of `approve --all`, refs then being its pending skills as listed.
 // An error that Is ErrChanged: a skill changed since it was shown and
 // nothing was approved.

@@ -13,31 +13,31 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillfs/skillfs/vfs"
+	"github.com/skillfs/skillfs/control/wire"
 )
 
 // fakeAPI answers with fixed data and records approvals.
 type fakeAPI struct {
 	labels   []string
-	skills   []vfs.SkillInfo
+	skills   []wire.SkillInfo
 	approved []SkillRef
 }
 
-func (f *fakeAPI) Status() vfs.Status {
-	st := vfs.Status{Version: "test"}
+func (f *fakeAPI) Status() wire.Status {
+	st := wire.Status{Version: "test"}
 	for _, l := range f.labels {
-		st.Origins = append(st.Origins, vfs.OriginStatus{Label: l, State: "connected", Protocol: "2025-11-25", Budget: 1 << 20})
+		st.Origins = append(st.Origins, wire.OriginStatus{Label: l, State: "connected", Protocol: "2025-11-25", Budget: 1 << 20})
 	}
 	return st
 }
-func (f *fakeAPI) Skills() []vfs.SkillInfo { return f.skills }
-func (f *fakeAPI) find(ref SkillRef) (vfs.SkillInfo, error) {
+func (f *fakeAPI) Skills() []wire.SkillInfo { return f.skills }
+func (f *fakeAPI) find(ref SkillRef) (wire.SkillInfo, error) {
 	for _, s := range f.skills {
 		if s.Path == ref.Path || (s.Origin == ref.Origin && s.URI == ref.URI) {
 			return s, nil
 		}
 	}
-	return vfs.SkillInfo{}, fmt.Errorf("no skill %s: %w", ref, vfs.ErrNotExist)
+	return wire.SkillInfo{}, fmt.Errorf("no skill %s: %w", ref, ErrNotFound)
 }
 func (f *fakeAPI) Inspect(_ context.Context, ref SkillRef) (Inspection, error) {
 	s, err := f.find(ref)
@@ -57,8 +57,8 @@ func (f *fakeAPI) ShowSkillMD(_ context.Context, ref SkillRef) ([]byte, error) {
 func (f *fakeAPI) Pending() []Pending {
 	return []Pending{{Skill: f.skills[0], Changed: &ApprovalChange{Added: []string{"a.md"}}}}
 }
-func (f *fakeAPI) Approve(refs []SkillRef, _ string) ([]vfs.SkillInfo, error) {
-	var out []vfs.SkillInfo
+func (f *fakeAPI) Approve(refs []SkillRef, _ string) ([]wire.SkillInfo, error) {
+	var out []wire.SkillInfo
 	for _, r := range refs {
 		s, err := f.find(r)
 		if err != nil {
@@ -69,15 +69,15 @@ func (f *fakeAPI) Approve(refs []SkillRef, _ string) ([]vfs.SkillInfo, error) {
 	}
 	return out, nil
 }
-func (f *fakeAPI) Revoke(refs []SkillRef) ([]vfs.SkillInfo, error) { return f.Approve(refs, "") }
-func (f *fakeAPI) Get(_ context.Context, label, uri string) (vfs.SkillInfo, error) {
-	return vfs.SkillInfo{Origin: label, URI: uri, State: "available", Source: "get"}, nil
+func (f *fakeAPI) Revoke(refs []SkillRef) ([]wire.SkillInfo, error) { return f.Approve(refs, "") }
+func (f *fakeAPI) Get(_ context.Context, label, uri string) (wire.SkillInfo, error) {
+	return wire.SkillInfo{Origin: label, URI: uri, State: "available", Source: "get"}, nil
 }
 
 func newFake(labels ...string) *fakeAPI {
 	f := &fakeAPI{labels: labels}
 	for _, l := range labels {
-		f.skills = append(f.skills, vfs.SkillInfo{Origin: l, URI: "skill://a/SKILL.md", Path: l + "/a", Name: "a", State: "available"})
+		f.skills = append(f.skills, wire.SkillInfo{Origin: l, URI: "skill://a/SKILL.md", Path: l + "/a", Name: "a", State: "available"})
 	}
 	return f
 }
@@ -263,14 +263,14 @@ func TestEndpoints(t *testing.T) {
 		t.Errorf("Skills(local): %v %+v", err, skills)
 	}
 	_, err = c.Skills(ctx, "nosuch")
-	if !errors.Is(err, vfs.ErrNotExist) || err.Error() != `no server "nosuch" on this mount (servers: acme, local)` {
+	if !errors.Is(err, ErrNotFound) || err.Error() != `no server "nosuch" on this mount (servers: acme, local)` {
 		t.Errorf("Skills(nosuch): %v", err)
 	}
 	ins, err := c.Inspect(ctx, SkillRef{Origin: "acme", URI: "skill://a/SKILL.md"})
 	if err != nil || ins.Skill.Path != "acme/a" || ins.Files[0].Digest != "sha256:00" || ins.Approval.State != "pending" {
 		t.Errorf("Inspect: %v %+v", err, ins)
 	}
-	if _, err := c.Inspect(ctx, SkillRef{Path: "acme/nope"}); !errors.Is(err, vfs.ErrNotExist) {
+	if _, err := c.Inspect(ctx, SkillRef{Path: "acme/nope"}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Inspect of nothing: %v", err)
 	}
 	if _, err := c.Inspect(ctx, SkillRef{Origin: "acme"}); !errors.Is(err, ErrInvalid) {
@@ -287,7 +287,7 @@ func TestEndpoints(t *testing.T) {
 	if err != nil || len(got) != 1 || len(api.approved) != 1 {
 		t.Errorf("Approve: %v %+v", err, got)
 	}
-	if _, err := c.Approve(ctx, nil, "nosuch"); !errors.Is(err, vfs.ErrNotExist) {
+	if _, err := c.Approve(ctx, nil, "nosuch"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Approve --all nosuch: %v", err)
 	}
 	p, err := c.Pending(ctx)
@@ -328,7 +328,7 @@ func TestListAnswerIsCapped(t *testing.T) {
 	desc := strings.Repeat("<&>", 1400) // 4,200 bytes, 25,200 if HTML-escaped
 	const n = 10_000                    // about 43 MB in all
 	for i := range n {
-		f.skills = append(f.skills, vfs.SkillInfo{Origin: "acme", URI: fmt.Sprintf("skill://s-%d/SKILL.md", i), Path: fmt.Sprintf("acme/s-%d", i), Name: "x", Description: desc, State: "available"})
+		f.skills = append(f.skills, wire.SkillInfo{Origin: "acme", URI: fmt.Sprintf("skill://s-%d/SKILL.md", i), Path: fmt.Sprintf("acme/s-%d", i), Name: "x", Description: desc, State: "available"})
 	}
 	start(t, dir, "/m/cap", f)
 	c, err := Find([]string{dir}, "/m/cap")

@@ -7,7 +7,7 @@
 // {"error": "..."} with 404 for a path, URI or label that names nothing,
 // 400 for a request that cannot be right, 409 for an approval of a skill
 // that changed since the user was shown it (each approved ref names the
-// binding digest shown; see vfs.Core.Approve), 500 otherwise.
+// binding digest shown; see vfs.Consent.Approve), 500 otherwise.
 //
 // Who may connect. The socket is 0600 in a directory that is 0700 and owned
 // by the user: $XDG_RUNTIME_DIR/skillfs/ when XDG_RUNTIME_DIR names a

@@ -11,12 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/skillfs/skillfs/vfs"
+	"github.com/skillfs/skillfs/control/wire"
 )
-
-// Endpoint is <mount>/.skillfs/control.json: where the mount's control
-// endpoint is, written by the process serving the mount.
-type Endpoint = vfs.ControlEndpoint
 
 // MountFileTimeout bounds the read of <mount>/.skillfs/control.json: a hung
 // mount must not hang the command.
@@ -33,7 +29,7 @@ var errNoControlFile = errors.New("no control file")
 // serves want. The file is read from another goroutine, given up after
 // MountFileTimeout (the goroutine stays blocked until the process exits).
 func fromMount(mountDir, want string) (registration, error) {
-	path := filepath.Join(mountDir, vfs.MetaDir, vfs.ControlFileName)
+	path := filepath.Join(mountDir, wire.MetaDir, wire.ControlFileName)
 	type result struct {
 		b   []byte
 		err error

@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/skillfs/skillfs/vfs"
+	"github.com/skillfs/skillfs/control/wire"
 )
 
 // Options configure Serve.
@@ -241,7 +241,7 @@ func (h *handler) mux() *http.ServeMux {
 	m.Handle("POST /v1/status", endpoint(h, func(ctx context.Context, _ struct{}) (StatusReport, error) {
 		return h.status(), nil
 	}))
-	m.Handle("POST /v1/skills", endpoint(h, func(ctx context.Context, r labelRequest) ([]vfs.SkillInfo, error) {
+	m.Handle("POST /v1/skills", endpoint(h, func(ctx context.Context, r labelRequest) ([]wire.SkillInfo, error) {
 		return h.skills(r.Origin)
 	}))
 	m.Handle("POST /v1/inspect", endpoint(h, func(ctx context.Context, r SkillRef) (Inspection, error) {
@@ -260,7 +260,7 @@ func (h *handler) mux() *http.ServeMux {
 	m.Handle("POST /v1/pending", endpoint(h, func(ctx context.Context, _ struct{}) ([]Pending, error) {
 		return nonNil(h.api.Pending()), nil
 	}))
-	m.Handle("POST /v1/approve", endpoint(h, func(ctx context.Context, r approveRequest) ([]vfs.SkillInfo, error) {
+	m.Handle("POST /v1/approve", endpoint(h, func(ctx context.Context, r approveRequest) ([]wire.SkillInfo, error) {
 		if r.All != "" {
 			if err := h.checkLabel(r.All); err != nil {
 				return nil, err
@@ -277,21 +277,21 @@ func (h *handler) mux() *http.ServeMux {
 	}))
 	// The old approve --all approved whatever was pending when the request
 	// arrived, which nobody had seen: refused, never mapped.
-	m.Handle("POST /v1/approve-all", endpoint(h, func(ctx context.Context, _ labelRequest) ([]vfs.SkillInfo, error) {
+	m.Handle("POST /v1/approve-all", endpoint(h, func(ctx context.Context, _ labelRequest) ([]wire.SkillInfo, error) {
 		return nil, fmt.Errorf("%w: approving every pending skill unseen is not served: approve --all sends the skills it listed with their bindings to /v1/approve (use the mount's own skillfs)", ErrInvalid)
 	}))
-	m.Handle("POST /v1/revoke", endpoint(h, func(ctx context.Context, r refsRequest) ([]vfs.SkillInfo, error) {
+	m.Handle("POST /v1/revoke", endpoint(h, func(ctx context.Context, r refsRequest) ([]wire.SkillInfo, error) {
 		if err := checkRefs(r.Refs); err != nil {
 			return nil, err
 		}
 		return h.api.Revoke(r.Refs)
 	}))
-	m.Handle("POST /v1/get", endpoint(h, func(ctx context.Context, r getRequest) (vfs.SkillInfo, error) {
+	m.Handle("POST /v1/get", endpoint(h, func(ctx context.Context, r getRequest) (wire.SkillInfo, error) {
 		if r.URI == "" {
-			return vfs.SkillInfo{}, fmt.Errorf("%w: get needs a URI", ErrInvalid)
+			return wire.SkillInfo{}, fmt.Errorf("%w: get needs a URI", ErrInvalid)
 		}
 		if err := h.checkLabel(r.Origin); err != nil {
-			return vfs.SkillInfo{}, err
+			return wire.SkillInfo{}, err
 		}
 		return h.api.Get(ctx, r.Origin, r.URI)
 	}))
@@ -334,7 +334,7 @@ type errorBody struct {
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	code := http.StatusInternalServerError
 	switch {
-	case errors.Is(err, vfs.ErrNotExist), errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, ErrNotFound), errors.Is(err, fs.ErrNotExist):
 		code = http.StatusNotFound
 	case errors.Is(err, ErrInvalid):
 		code = http.StatusBadRequest
@@ -446,13 +446,13 @@ func (h *handler) checkLabel(label string) error {
 	return nil
 }
 
-func (h *handler) skills(label string) ([]vfs.SkillInfo, error) {
+func (h *handler) skills(label string) ([]wire.SkillInfo, error) {
 	if label != "" {
 		if err := h.checkLabel(label); err != nil {
 			return nil, err
 		}
 	}
-	out := []vfs.SkillInfo{}
+	out := []wire.SkillInfo{}
 	for _, s := range h.api.Skills() {
 		if label == "" || s.Origin == label {
 			out = append(out, s)

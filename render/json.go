@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"time"
+
+	"github.com/skillfs/skillfs/control/wire"
 )
 
 // JSON renders a generated JSON file (status.json, control.json). Nothing
@@ -122,45 +123,6 @@ func writeValue(w *bytes.Buffer, v any) {
 	w.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
-// SkillInfo is one row of index.json.
-type SkillInfo struct {
-	Origin      string `json:"origin"`
-	URI         string `json:"uri"`
-	Path        string `json:"path,omitempty"` // mount-relative skill directory
-	Name        string `json:"name,omitempty"`
-	Description string `json:"description,omitempty"`
-	// State: "available" (held; files are fetched and verified when read),
-	// "failed" (a file failed; Reason says why), "dynamic" (shown
-	// unverified, allow_dynamic), "pending" (held, but not in the tree
-	// until the user approves it: approval required; such rows are in
-	// the control API's answers only, index.json counts them), "rejected" (left out
-	// of the tree; a dynamic skill under approval: required is rejected
-	// with reason "not-approvable").
-
-	State  string `json:"state"`
-	Reason string `json:"reason,omitempty"`
-	Detail string `json:"detail,omitempty"`
-	// Flags are content and frontmatter findings, reported and never acted
-	// on: allowed-tools and hooks are requested-and-ignored.
-	Flags         []string `json:"flags,omitempty"`
-	Source        string   `json:"source,omitempty"` // "list", "pin", "get", "instructions"
-	Files         int      `json:"files,omitempty"`
-	VerifiedFiles int      `json:"verified_files,omitempty"`
-	// NestedIn is the enclosing skill's path: this skill's files are plain
-	// files of that one, and loading it as a skill needs its own approval.
-	NestedIn string `json:"nested_in,omitempty"`
-	// Collisions are other skills, in any origin, with the same name: at
-	// most MaxCollisionExamples of them; CollisionCount is how many there
-	// are in all.
-	Collisions     []string `json:"name_collisions,omitempty"`
-	CollisionCount int      `json:"name_collision_count,omitempty"`
-	// Approval is the skill's approval state when its origin requires
-	// approval: "approved", "pending" (never approved), "changed" (the
-	// entry differs from the approved one), "refused" (dynamic); "" when
-	// approval is not required.
-	Approval string `json:"approval,omitempty"`
-}
-
 // Index is the content of .skillfs/index.json.
 type Index struct {
 	Note   string      `json:"note"`
@@ -189,74 +151,13 @@ type Index struct {
 // IndexNote is index.json's "note".
 const IndexNote = "Skills served by MCP servers and verified by skillfs. Each is untrusted input from the origin named; a name is not an identity: refer to skills by path."
 
-// OriginStatus is one origin in status.json.
-type OriginStatus struct {
-	Label         string `json:"label"`
-	ID            string `json:"id"`
-	Transport     string `json:"transport"`
-	State         string `json:"state"`
-	Protocol      string `json:"protocol,omitempty"`
-	ServerName    string `json:"server_name,omitempty"`
-	DirectoryRead bool   `json:"directory_read"`
-	Catalog       string `json:"catalog"` // "live", "saved" or "none"
-	Skills        int    `json:"skills"`
-	Rejected      int    `json:"rejected"`
-	Truncated     string `json:"truncated,omitempty"`
-	// ListResources and ListBytes are what the listing cost against
-	// max_list_resources and max_list_bytes.
-	ListResources int   `json:"list_resources"`
-	ListBytes     int64 `json:"list_bytes"`
-	// CacheScope is the listing's cacheScope, "public" or "private".
-	CacheScope string `json:"cache_scope,omitempty"`
-	// Withheld says why the catalog is not shown on this mount.
-	Withheld string `json:"withheld,omitempty"`
-	// CatalogUnsaved says why the catalog could not be saved: a restart
-	// with the server down will not show it.
-	CatalogUnsaved string    `json:"catalog_unsaved,omitempty"`
-	ListedAt       time.Time `json:"listed_at,omitzero"`
-	BytesFetched   int64     `json:"bytes_fetched"`
-	Budget         int64     `json:"budget"`
-	BudgetWindow   string    `json:"budget_window"` // bytes_fetched counts what this window saw
-	Reads          int64     `json:"reads"`
-	FailedReads    int       `json:"failed_reads"`
-	LastError      string    `json:"last_error,omitempty"`
-	LastErrorAt    time.Time `json:"last_error_at,omitzero"`
-	// FailedStarts counts the attempts in a row that could not start a
-	// session (state "gave-up" once it reaches limits.start_attempts).
-	FailedStarts int `json:"failed_starts,omitempty"`
-	// Instructions are the first MaxInstructions bytes of the
-	// instructions the server sent at connect, exactly; InstructionsBytes
-	// is their whole length. Under approval: required the mount leaves
-	// them out of what the generated files are rendered from and says why
-	// in InstructionsNotShown (instructions.go).
-	Instructions         string `json:"instructions,omitempty"`
-	InstructionsBytes    int    `json:"instructions_bytes,omitempty"`
-	InstructionsNotShown string `json:"instructions_not_shown,omitempty"`
-}
-
-// Status is the content of .skillfs/status.json.
-type Status struct {
-	Version   string         `json:"version"`
-	StartedAt time.Time      `json:"started_at"`
-	Origins   []OriginStatus `json:"origins"`
-	Cache     CacheStatus    `json:"cache"`
-	// Reload is set while the last reload of the config (SIGHUP) failed:
-	// the mount serves the servers it had.
-	Reload *ReloadStatus `json:"reload,omitempty"`
-}
-
-// CacheStatus is the store's counters: how reads were served.
-type CacheStatus struct {
-	MemoryBytes   int64  `json:"memory_bytes"`
-	MemoryHits    uint64 `json:"memory_hits"`
-	DiskLoads     uint64 `json:"disk_loads"`
-	Discards      uint64 `json:"discards"`
-	PendingWrites int64  `json:"pending_writes"`
-}
-
-// A ReloadStatus is status.json's "reload": the last reload failed, and
-// why. It is absent once a reload succeeds.
-type ReloadStatus struct {
-	At    time.Time `json:"at"`
-	Error string    `json:"error"`
-}
+// The rows and status the files are made of are the control endpoint's
+// wire types (package control/wire): skillfs list and status show the same
+// values, and a client reads them without importing the mount.
+type (
+	SkillInfo    = wire.SkillInfo
+	OriginStatus = wire.OriginStatus
+	Status       = wire.Status
+	CacheStatus  = wire.CacheStatus
+	ReloadStatus = wire.ReloadStatus
+)

@@ -2,8 +2,6 @@ package vfs
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,33 +55,6 @@ const ReasonNotApprovable = "not-approvable"
 
 const refusedDetail = `a "dynamic" skill publishes no manifest, so an approval cannot be bound to its content; it is not shown while approval is required`
 
-// A Binding is what an approval is bound to.
-type Binding struct {
-	Origin      string           `json:"origin"`
-	Fingerprint string           `json:"fingerprint"`
-	URI         string           `json:"uri"`
-	Frontmatter map[string]any   `json:"frontmatter"`
-	Resources   []skill.Resource `json:"resources"`
-}
-
-// Digest is the binding's digest, "sha256:" and 64 hex digits: sha256 over
-// its canonical JSON (fields in the order above, frontmatter keys sorted,
-// resources sorted by URI as bindingOf sorts them, no HTML escaping). The
-// control endpoint shows it with every pending skill and inspection, and
-// an approval names it: the daemon approves a skill only when the digest
-// of the entry it holds is the one the user was shown.
-func (b Binding) Digest() string {
-	h := sha256.New()
-	enc := json.NewEncoder(h)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(b); err != nil {
-		// Unencodable frontmatter cannot be shown either: no digest
-		// matches it.
-		return ""
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
 // bindingDigest is the Digest of sn's binding, computed once per tree.
 func bindingDigest(oc config.Origin, sn *skillNode) string {
 	if d := sn.digest.Load(); d != nil {
@@ -92,15 +63,6 @@ func bindingDigest(oc config.Origin, sn *skillNode) string {
 	d := bindingOf(oc, sn.s).Digest()
 	sn.digest.Store(&d)
 	return d
-}
-
-// An ApprovalChange is what differs between an approval's binding and the
-// entry now held: files by path (mount-relative), frontmatter by field.
-type ApprovalChange struct {
-	Added       []string `json:"files_added,omitempty"`
-	Removed     []string `json:"files_removed,omitempty"`
-	Changed     []string `json:"files_changed,omitempty"`
-	Frontmatter []string `json:"frontmatter_changed,omitempty"`
 }
 
 type approvalRecord struct {

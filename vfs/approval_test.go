@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/control/wire"
 	"github.com/skillfs/skillfs/internal/testkit"
 	"github.com/skillfs/skillfs/vfs"
 )
@@ -30,7 +31,7 @@ func (f *fixture) exists(p string) bool {
 }
 
 func (f *fixture) row(path string) (vfs.SkillInfo, bool) {
-	for _, s := range f.fs.Skills() {
+	for _, s := range f.fs.Consent().Skills() {
 		if s.Path == path {
 			return s, true
 		}
@@ -39,7 +40,7 @@ func (f *fixture) row(path string) (vfs.SkillInfo, bool) {
 }
 
 func (f *fixture) pending(path string) (vfs.Pending, bool) {
-	for _, p := range f.fs.Pending() {
+	for _, p := range f.fs.Consent().Pending() {
 		if p.Skill.Path == path {
 			return p, true
 		}
@@ -51,13 +52,13 @@ func approve(t *testing.T, f *fixture, paths ...string) []vfs.SkillInfo {
 	t.Helper()
 	var refs []vfs.SkillRef
 	for _, p := range paths {
-		ins, err := f.fs.Inspect(context.Background(), vfs.SkillRef{Path: p})
+		ins, err := f.fs.Consent().Inspect(context.Background(), vfs.SkillRef{Path: p})
 		if err != nil {
 			t.Fatalf("inspect %s: %v", p, err)
 		}
 		refs = append(refs, vfs.SkillRef{Path: p, Binding: ins.Binding})
 	}
-	rows, err := f.fs.Approve(refs, "")
+	rows, err := f.fs.Consent().Approve(refs, "")
 	if err != nil {
 		t.Fatalf("approve %v: %v", paths, err)
 	}
@@ -76,7 +77,7 @@ func TestApprovalPendingIsInvisibleAndListed(t *testing.T) {
 			t.Errorf("stat %s: %v, want ErrNotExist", p, err)
 		}
 	}
-	ps := f.fs.Pending()
+	ps := f.fs.Consent().Pending()
 	if len(ps) != 5 {
 		t.Fatalf("pending = %d skills, want 5: %+v", len(ps), ps)
 	}
@@ -129,16 +130,18 @@ func TestApprovalPendingIsInvisibleAndListed(t *testing.T) {
 	if !strings.Contains(rows[0].Detail, "already approved") {
 		t.Errorf("approving twice: %+v", rows[0])
 	}
-	// A ref that names a file, or nothing, is an error.
+	// A ref that names a file is bad input, one that names nothing is not
+	// found, each as the control endpoint reports it (400 and 404).
 	var re *vfs.RefError
-	if _, err := f.fs.Approve([]vfs.SkillRef{{Path: "local/alpha/SKILL.md", Binding: "x"}}, ""); !errors.As(err, &re) {
-		t.Errorf("approve a file path: %v, want a RefError", err)
+	if _, err := f.fs.Consent().Approve([]vfs.SkillRef{{Path: "local/alpha/SKILL.md", Binding: "x"}}, ""); !errors.As(err, &re) || !errors.Is(err, wire.ErrInvalid) {
+		t.Errorf("approve a file path: %v, want a RefError that Is wire.ErrInvalid", err)
 	}
-	if _, err := f.fs.Approve([]vfs.SkillRef{{Path: "local/nope", Binding: "x"}}, ""); !errors.Is(err, vfs.ErrNotExist) {
-		t.Errorf("approve an unknown path: %v, want ErrNotExist", err)
+	_, err := f.fs.Consent().Approve([]vfs.SkillRef{{Path: "local/nope", Binding: "x"}}, "")
+	if !errors.Is(err, vfs.ErrNotExist) || !errors.Is(err, wire.ErrNotFound) || err.Error() != "no skill local/nope on this mount (see `skillfs list`)" {
+		t.Errorf("approve an unknown path: %v, want ErrNotExist and wire.ErrNotFound", err)
 	}
 	// Revoking takes it away at once.
-	if _, err := f.fs.Revoke([]vfs.SkillRef{{Origin: "local", URI: "skill://alpha/SKILL.md"}}); err != nil {
+	if _, err := f.fs.Consent().Revoke([]vfs.SkillRef{{Origin: "local", URI: "skill://alpha/SKILL.md"}}); err != nil {
 		t.Fatal(err)
 	}
 	if f.exists("local/alpha") {
@@ -187,13 +190,13 @@ func TestApprovalChangedEntryLeavesTheTree(t *testing.T) {
 		!slices.Equal(p.Changed.Frontmatter, []string{"description"}) || len(p.Changed.Removed) != 0 {
 		t.Errorf("changed: %+v", p.Changed)
 	}
-	ins, err := f.fs.Inspect(context.Background(), vfs.SkillRef{Path: "local/alpha"})
+	ins, err := f.fs.Consent().Inspect(context.Background(), vfs.SkillRef{Path: "local/alpha"})
 	if err != nil || ins.Approval == nil || ins.Approval.State != "changed" || ins.Approval.Bound == nil ||
 		ins.Approval.Bound.Frontmatter["description"] != "Alpha skill" || len(ins.Files) != 3 {
 		t.Errorf("inspect: %+v, %v", ins, err)
 	}
 	// A person may read the pending SKILL.md, verified, to decide.
-	md, err := f.fs.ShowSkillMD(context.Background(), vfs.SkillRef{Path: "local/alpha"})
+	md, err := f.fs.Consent().ShowSkillMD(context.Background(), vfs.SkillRef{Path: "local/alpha"})
 	if err != nil || !bytes.Contains(md, []byte("now different")) {
 		t.Errorf("show pending SKILL.md: %q, %v", md, err)
 	}
@@ -201,18 +204,18 @@ func TestApprovalChangedEntryLeavesTheTree(t *testing.T) {
 		t.Errorf("showing the SKILL.md put the skill in the tree")
 	}
 	var all []vfs.SkillRef
-	for _, p := range f.fs.Pending() {
+	for _, p := range f.fs.Consent().Pending() {
 		all = append(all, vfs.SkillRef{Origin: p.Skill.Origin, URI: p.Skill.URI, Binding: p.Binding})
 	}
-	rows, err := f.fs.Approve(all, "local")
+	rows, err := f.fs.Consent().Approve(all, "local")
 	if err != nil || len(rows) != 5 {
 		t.Fatalf("approve all: %d rows, %v", len(rows), err)
 	}
 	if b, err := f.read(t, "local/alpha/refs/a.md"); err != nil || string(b) != "changed\n" {
 		t.Errorf("read after re-approval: %q, %v", b, err)
 	}
-	if len(f.fs.Pending()) != 0 {
-		t.Errorf("pending after approve all: %+v", f.fs.Pending())
+	if len(f.fs.Consent().Pending()) != 0 {
+		t.Errorf("pending after approve all: %+v", f.fs.Consent().Pending())
 	}
 }
 
@@ -233,7 +236,7 @@ func TestApprovalNestedSkill(t *testing.T) {
 		}
 	}
 	approve(t, f, "local/team/beta")
-	if _, err := f.fs.Revoke([]vfs.SkillRef{{Path: "local/team/beta/gamma"}}); err != nil {
+	if _, err := f.fs.Consent().Revoke([]vfs.SkillRef{{Path: "local/team/beta/gamma"}}); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := f.read(t, "local/team/beta/gamma/notes.txt"); err != nil || string(b) != "gamma notes\n" {
@@ -279,7 +282,7 @@ func TestApprovalSurvivesRestartNotIdentityChange(t *testing.T) {
 func TestApprovalGetIsPending(t *testing.T) {
 	f := newFixture(t, baseFiles, func(o *config.Origin) { required(o); o.Limits.MaxListPages = 1 })
 	f.allowWarn = true // the truncated listing is logged
-	si, err := f.fs.Get(context.Background(), "local", "skill://team/delta/SKILL.md")
+	si, err := f.fs.Consent().Get(context.Background(), "local", "skill://team/delta/SKILL.md")
 	if err != nil || si.State != "pending" || si.Path != "local/team/delta" || si.Source != "get" {
 		t.Fatalf("get: %+v, %v", si, err)
 	}
@@ -290,7 +293,7 @@ func TestApprovalGetIsPending(t *testing.T) {
 	if b, err := f.read(t, "local/team/delta/SKILL.md"); err != nil || !bytes.Contains(b, []byte("name: delta")) {
 		t.Errorf("read after approval: %q, %v", b, err)
 	}
-	if _, err := f.fs.Get(context.Background(), "nope", "skill://x/SKILL.md"); !errors.Is(err, vfs.ErrNotExist) {
+	if _, err := f.fs.Consent().Get(context.Background(), "nope", "skill://x/SKILL.md"); !errors.Is(err, vfs.ErrNotExist) {
 		t.Errorf("get from an unknown origin: %v", err)
 	}
 }
@@ -300,24 +303,24 @@ func TestApprovalGetIsPending(t *testing.T) {
 // how to turn approval on.
 func TestApprovalOffIsTodaysBehaviour(t *testing.T) {
 	f := newFixture(t, baseFiles, nil)
-	if len(f.fs.Pending()) != 0 || !f.exists("local/alpha/SKILL.md") {
-		t.Fatalf("approval off: pending %v", f.fs.Pending())
+	if len(f.fs.Consent().Pending()) != 0 || !f.exists("local/alpha/SKILL.md") {
+		t.Fatalf("approval off: pending %v", f.fs.Consent().Pending())
 	}
 	if r, _ := f.row("local/alpha"); r.Approval != "" {
 		t.Errorf("row approval %q", r.Approval)
 	}
-	ins0, _ := f.fs.Inspect(context.Background(), vfs.SkillRef{Path: "local/alpha"})
+	ins0, _ := f.fs.Consent().Inspect(context.Background(), vfs.SkillRef{Path: "local/alpha"})
 	var re *vfs.RefError
-	if _, err := f.fs.Approve([]vfs.SkillRef{{Path: "local/alpha", Binding: ins0.Binding}}, ""); !errors.As(err, &re) || !strings.Contains(err.Error(), `"approval": "required"`) {
+	if _, err := f.fs.Consent().Approve([]vfs.SkillRef{{Path: "local/alpha", Binding: ins0.Binding}}, ""); !errors.As(err, &re) || !strings.Contains(err.Error(), `"approval": "required"`) {
 		t.Errorf("approve with approval off: %v", err)
 	}
-	if _, err := f.fs.Approve(nil, "local"); !errors.As(err, &re) || !strings.Contains(err.Error(), "approval is off") {
+	if _, err := f.fs.Consent().Approve(nil, "local"); !errors.As(err, &re) || !strings.Contains(err.Error(), "approval is off") {
 		t.Errorf("approve --all with approval off: %v", err)
 	}
-	if _, err := f.fs.Revoke([]vfs.SkillRef{{Path: "local/alpha"}}); !errors.As(err, &re) || !strings.Contains(err.Error(), "approval is off") {
+	if _, err := f.fs.Consent().Revoke([]vfs.SkillRef{{Path: "local/alpha"}}); !errors.As(err, &re) || !strings.Contains(err.Error(), "approval is off") {
 		t.Errorf("revoke with approval off: %v", err)
 	}
-	ins, err := f.fs.Inspect(context.Background(), vfs.SkillRef{Path: "local/alpha"})
+	ins, err := f.fs.Consent().Inspect(context.Background(), vfs.SkillRef{Path: "local/alpha"})
 	if err != nil || ins.Approval.State != "not-required" {
 		t.Errorf("inspect: %+v, %v", ins.Approval, err)
 	}
@@ -329,11 +332,11 @@ func TestApprovalOffIsTodaysBehaviour(t *testing.T) {
 func TestApproveAllAsListed(t *testing.T) {
 	f := newFixture(t, baseFiles, required)
 	var refs []vfs.SkillRef
-	for _, p := range f.fs.Pending() {
+	for _, p := range f.fs.Consent().Pending() {
 		refs = append(refs, vfs.SkillRef{Origin: p.Skill.Origin, URI: p.Skill.URI, Binding: p.Binding})
 	}
 	gone := vfs.SkillRef{Origin: "local", URI: "skill://no-longer/SKILL.md", Binding: "sha256:00"}
-	rows, err := f.fs.Approve(append([]vfs.SkillRef{gone}, refs...), "local")
+	rows, err := f.fs.Consent().Approve(append([]vfs.SkillRef{gone}, refs...), "local")
 	if err != nil || len(rows) != len(refs)+1 {
 		t.Fatalf("approve --all: %d rows, %v", len(rows), err)
 	}
@@ -346,15 +349,15 @@ func TestApproveAllAsListed(t *testing.T) {
 		}
 	}
 	f2 := newFixture(t, baseFiles, required)
-	p := f2.fs.Pending()[0]
-	if _, err := f2.fs.Approve([]vfs.SkillRef{{Origin: "local", URI: p.Skill.URI, Binding: "sha256:other"}}, ""); !errors.Is(err, vfs.ErrChanged) {
+	p := f2.fs.Consent().Pending()[0]
+	if _, err := f2.fs.Consent().Approve([]vfs.SkillRef{{Origin: "local", URI: p.Skill.URI, Binding: "sha256:other"}}, ""); !errors.Is(err, vfs.ErrChanged) {
 		t.Errorf("approve with another binding: %v, want ErrChanged", err)
 	}
 	var re *vfs.RefError
-	if _, err := f2.fs.Approve([]vfs.SkillRef{{Origin: "local", URI: p.Skill.URI}}, ""); !errors.As(err, &re) {
+	if _, err := f2.fs.Consent().Approve([]vfs.SkillRef{{Origin: "local", URI: p.Skill.URI}}, ""); !errors.As(err, &re) {
 		t.Errorf("approve without a binding: %v, want a RefError", err)
 	}
-	if len(f2.fs.Pending()) != len(refs) {
-		t.Errorf("a refused approval approved something: %d pending", len(f2.fs.Pending()))
+	if len(f2.fs.Consent().Pending()) != len(refs) {
+		t.Errorf("a refused approval approved something: %d pending", len(f2.fs.Consent().Pending()))
 	}
 }

@@ -1,22 +1,15 @@
 package vfs
 
-import "os"
+import (
+	"os"
+
+	"github.com/skillfs/skillfs/control/wire"
+)
 
 // ControlFileName is the generated file under .skillfs/ that says where
 // the mount's control endpoint is, so that `skillfs status --mount DIR`
 // finds it whatever the caller's environment.
-const ControlFileName = "control.json"
-
-// ControlEndpoint is the content of .skillfs/control.json.
-type ControlEndpoint struct {
-	// Mountpoint is the mount's path as the daemon knows it.
-	Mountpoint string `json:"mountpoint"`
-	// PID is the process serving the mount, which also answers on Socket.
-	PID int `json:"pid"`
-	// Socket is the control socket's path; empty while the mount has
-	// none (not yet started, or it could not be; the log says why).
-	Socket string `json:"socket,omitempty"`
-}
+const ControlFileName = wire.ControlFileName
 
 // SetControl records the control socket the mount answers on, for
 // .skillfs/control.json ("" when it has none).

@@ -16,12 +16,13 @@ import (
 	"time"
 
 	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/control/wire"
 	"github.com/skillfs/skillfs/resolver"
 	"github.com/skillfs/skillfs/store"
 )
 
 // MetaDir is the name of the generated directory at the mount root.
-const MetaDir = ".skillfs"
+const MetaDir = wire.MetaDir
 
 // Options configure an FS.
 type Options struct {
@@ -55,8 +56,7 @@ type Core struct {
 	log        *slog.Logger
 	now        func() time.Time
 	staleRetry time.Duration
-	// set is the origins the mount serves; Apply swaps in another.
-	set     atomic.Pointer[branchSet]
+	*branches
 	started time.Time
 	// runCtx is Start's context, for origins a reload adds later.
 	runCtx   context.Context
@@ -73,7 +73,8 @@ type Core struct {
 	readied chan struct{}
 
 	*generated
-	wg sync.WaitGroup
+	consent *Consent
+	wg      sync.WaitGroup
 }
 
 // New builds the FS for a config. Nothing connects until Start.
@@ -86,8 +87,9 @@ func New(opts Options) (*Core, error) {
 	if now == nil {
 		now = time.Now
 	}
-	f := &Core{generated: &generated{}, opts: opts, log: log, now: now, staleRetry: cmp.Or(opts.StaleRetry, DefaultStaleRetry), started: now(), readied: make(chan struct{}, 1)}
+	f := &Core{branches: &branches{}, generated: &generated{}, opts: opts, log: log, now: now, staleRetry: cmp.Or(opts.StaleRetry, DefaultStaleRetry), started: now(), readied: make(chan struct{}, 1)}
 	f.generated.f = f
+	f.consent = &Consent{branches: f.branches, gen: f.generated}
 	set := &branchSet{byLabel: map[string]*branch{}}
 	for _, oc := range opts.Config.Origins {
 		if oc.Label == MetaDir {
@@ -105,6 +107,16 @@ func New(opts Options) (*Core, error) {
 	return f, nil
 }
 
+// Consent is the mount as the control endpoint serves it to the user's
+// commands.
+func (f *Core) Consent() *Consent { return f.consent }
+
+// branches is the origins the mount serves, shared by the mount and its
+// Consent; Apply swaps in another set.
+type branches struct {
+	set atomic.Pointer[branchSet]
+}
+
 // A branchSet is the origins of one config, immutable once stored: a
 // reload (Apply) stores a new one.
 type branchSet struct {
@@ -113,7 +125,7 @@ type branchSet struct {
 }
 
 // all yields every origin in label order, from one set.
-func (f *Core) all() iter.Seq2[string, *branch] {
+func (f *branches) all() iter.Seq2[string, *branch] {
 	set := f.set.Load()
 	return func(yield func(string, *branch) bool) {
 		for _, label := range set.labels {
@@ -125,7 +137,7 @@ func (f *Core) all() iter.Seq2[string, *branch] {
 }
 
 // branch returns the origin with a label.
-func (f *Core) branch(label string) (*branch, bool) {
+func (f *branches) branch(label string) (*branch, bool) {
 	o, ok := f.set.Load().byLabel[label]
 	return o, ok
 }
@@ -278,7 +290,7 @@ func joinPath(a, b string) string {
 }
 
 // resolve splits a mount-relative path into its origin and the path below.
-func (f *Core) resolve(p string) (*branch, string, bool) {
+func (f *branches) resolve(p string) (*branch, string, bool) {
 	label, rest, _ := strings.Cut(p, "/")
 	o, ok := f.branch(label)
 	return o, rest, ok

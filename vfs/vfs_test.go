@@ -476,7 +476,7 @@ func TestConfirmedSkillsCountAgainstByteCap(t *testing.T) {
 	if _, err := f.fs.Stat(context.Background(), delta); err != nil {
 		t.Fatalf("stat %s with the default caps: %v", delta, err)
 	}
-	ins, err := f.fs.Inspect(context.Background(), vfs.SkillRef{Path: "local/team/delta"})
+	ins, err := f.fs.Consent().Inspect(context.Background(), vfs.SkillRef{Path: "local/team/delta"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 // pendingAPI has one pending skill per label and records approvals.
 type pendingAPI struct {
-	controlAPI
+	control.API
 	approved []control.SkillRef
 }
 

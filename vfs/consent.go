@@ -7,35 +7,61 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
+	"github.com/skillfs/skillfs/control/wire"
 	"github.com/skillfs/skillfs/store"
 	"github.com/skillfs/skillfs/verify"
 )
 
-// The methods here are what the control socket (package control) serves
-// to the mounting user's commands: skillfs list, inspect, pending, approve,
-// revoke and get. They act on the running mount at once: an approval or a
-// revocation rebuilds the origin's tree and tells the kernel.
-
-// A SkillRef names one skill: by mount-relative skill directory
-// ("acme/billing/refunds"), or by origin label and SKILL.md URI.
-type SkillRef struct {
-	Path   string `json:"path,omitempty"`
-	Origin string `json:"origin,omitempty"`
-	URI    string `json:"uri,omitempty"`
-	// Binding, in an approval, is the digest (Binding.Digest) of the
-	// entry the user was shown, from Pending or Inspection; the skill is
-	// approved only if the mount still holds exactly that.
-	Binding string `json:"binding,omitempty"`
+// Consent is the mount as its user's commands see it through the control
+// endpoint: it implements control.API (skillfs status, list, inspect,
+// pending, approve, revoke, get). It shows every skill as the person sees
+// it, pending ones included, and acts on the approval books of the origins
+// under approval: required; an approval or a revocation rebuilds the
+// origin's tree at once and the kernel is told like after any swap.
+//
+// It lives in vfs, not a package of its own, because everything it reads
+// and changes is the mount's own state: each origin's current tree, its
+// approval book (approval.go) and its reader (a SkillMD shown to decide is
+// fetched and verified like a read through the mount). Outside vfs, that
+// state would have to be exported to everyone. It shares the set of
+// origins with the mount (branches), so a reload is seen by both.
+//
+// Its errors are the endpoint's (package control/wire): a ref that names
+// no skill (a file, a server's directory, a dynamic skill under approval)
+// Is wire.ErrInvalid, one that names nothing Is wire.ErrNotFound (and
+// ErrNotExist), an approval of a changed skill Is wire.ErrChanged.
+type Consent struct {
+	*branches
+	gen *generated // the person's Index and status.json's Status
 }
 
-func (r SkillRef) String() string {
-	if r.Path != "" {
-		return r.Path
+// Status is status.json's content.
+func (c *Consent) Status() Status { return c.gen.Status() }
+
+// sortErr sorts an error of the methods below into the endpoint's: a ref
+// that names no skill is bad input (the command exits 2), an unknown one
+// not found, with a message that says what to do.
+func sortErr(err *error) {
+	var re *RefError
+	switch {
+	case *err == nil:
+	case errors.As(*err, &re):
+		*err = fmt.Errorf("%w: %w", *err, wire.ErrInvalid)
+	case errors.Is(*err, ErrNotExist):
+		*err = &notFound{msg: fmt.Sprintf("no skill %s on this mount (see `skillfs list`)", strings.TrimSuffix((*err).Error(), ": "+ErrNotExist.Error())), err: *err}
 	}
-	return r.Origin + " " + r.URI
 }
+
+// notFound is a ref that names nothing, told as the endpoint tells it.
+type notFound struct {
+	msg string
+	err error
+}
+
+func (e *notFound) Error() string        { return e.msg }
+func (e *notFound) Is(target error) bool { return target == wire.ErrNotFound }
+func (e *notFound) Unwrap() error        { return e.err }
 
 // A RefError is a ref that names no skill (a file, an origin, a dynamic
 // skill that cannot be approved), with why.
@@ -45,10 +71,6 @@ type RefError struct {
 }
 
 func (e *RefError) Error() string { return fmt.Sprintf("%s: %s", e.Ref, e.Reason) }
-
-// ErrChanged is what an approval gets when a skill's entry is no longer
-// the one the user was shown.
-var ErrChanged = errors.New("changed since you looked")
 
 // A ChangedError names the skills of an approval whose entries changed
 // since the user was shown them; nothing was approved.
@@ -66,50 +88,6 @@ func offReason(label string) string {
 	return fmt.Sprintf(`approval is off for server %q, so its skills are in the mount without approval and there is nothing to approve or revoke; to require approval, set "approval": "required" under skillfs.servers.%s (or skillfs.defaults) in the config and reload the mount (SIGHUP, or remount)`, label, label)
 }
 
-// Inspection describes one skill for skillfs inspect.
-type Inspection struct {
-	Skill    SkillInfo       `json:"skill"`
-	Entry    json.RawMessage `json:"entry"` // the held entry as the server sent it
-	Files    []FileState     `json:"files"`
-	Approval *ApprovalState  `json:"approval,omitempty"`
-	// Binding is the digest of the entry as held (Binding.Digest): what
-	// an approval of what this inspection shows must name.
-	Binding string `json:"binding,omitempty"`
-}
-
-// FileState is one file of an inspected skill.
-type FileState struct {
-	Path     string `json:"path"` // mount-relative
-	URI      string `json:"uri"`
-	Digest   string `json:"digest"`
-	Size     int64  `json:"size"`
-	Verified bool   `json:"verified"` // passed every check in this run
-	Cached   bool   `json:"cached"`   // the store holds bytes of its digest
-}
-
-// ApprovalState is an inspected skill's approval.
-type ApprovalState struct {
-	Required bool `json:"required"`
-	// State: "approved", "pending", "changed", "refused" (dynamic under
-	// required), "not-required".
-	State string    `json:"state"`
-	At    time.Time `json:"approved_at,omitzero"`
-	// Bound is what the approval is bound to (for "changed", the entry as
-	// approved, not as held now).
-	Bound *Binding `json:"bound,omitempty"`
-}
-
-// Pending is a skill waiting for approval.
-type Pending struct {
-	Skill SkillInfo `json:"skill"`
-	// Changed is what differs from the approved entry; nil for a skill
-	// never approved.
-	Changed *ApprovalChange `json:"changed,omitempty"`
-	// Binding is the digest of the entry as held (Binding.Digest): what
-	// an approval of this row must name.
-	Binding string `json:"binding"`
-}
-
 // found is a ref resolved against an origin's current tree.
 type found struct {
 	o      *branch
@@ -118,7 +96,7 @@ type found struct {
 	placed bool
 }
 
-func (f *Core) find(ref SkillRef) (found, error) { return f.findIn(ref, nil) }
+func (c *Consent) find(ref SkillRef) (found, error) { return c.findIn(ref, nil) }
 
 // byURI indexes a tree's skills, placed and held back, by SKILL.md URI.
 type byURI map[*tree]map[string]*skillNode
@@ -138,9 +116,9 @@ func (ix byURI) get(t *tree, uri string) *skillNode {
 }
 
 // findIn is find; ix (nil: none) indexes trees by URI for many refs.
-func (f *Core) findIn(ref SkillRef, ix byURI) (found, error) {
+func (c *Consent) findIn(ref SkillRef, ix byURI) (found, error) {
 	if p := strings.Trim(ref.Path, "/"); p != "" {
-		o, rest, ok := f.resolve(p)
+		o, rest, ok := c.resolve(p)
 		if !ok {
 			return found{}, fmt.Errorf("%s: %w", ref, ErrNotExist)
 		}
@@ -164,7 +142,7 @@ func (f *Core) findIn(ref SkillRef, ix byURI) (found, error) {
 	if ref.Origin == "" || ref.URI == "" {
 		return found{}, &RefError{Ref: ref, Reason: "name a skill by its path, or by origin and SKILL.md URI"}
 	}
-	o, ok := f.branch(ref.Origin)
+	o, ok := c.branch(ref.Origin)
 	if !ok {
 		return found{}, fmt.Errorf("%s: %w", ref, ErrNotExist)
 	}
@@ -207,12 +185,13 @@ func (o *branch) info(uri string) (SkillInfo, bool) {
 }
 
 // Skills returns every skill of every origin as index.json rows.
-func (f *Core) Skills() []SkillInfo { return f.Index().Skills }
+func (c *Consent) Skills() []SkillInfo { return c.gen.Index().Skills }
 
 // Inspect describes one skill: its entry as held, its files and its
 // approval.
-func (f *Core) Inspect(_ context.Context, ref SkillRef) (Inspection, error) {
-	fd, err := f.find(ref)
+func (c *Consent) Inspect(_ context.Context, ref SkillRef) (_ Inspection, err error) {
+	defer sortErr(&err)
+	fd, err := c.find(ref)
 	if err != nil {
 		return Inspection{}, err
 	}
@@ -256,8 +235,9 @@ func (f *Core) Inspect(_ context.Context, ref SkillRef) (Inspection, error) {
 // them if needed — for a pending skill too: a person reading it to decide
 // is not an agent loading it. The bytes are checked against the held entry
 // (size, digest, frontmatter) exactly as a read through the mount is.
-func (f *Core) ShowSkillMD(ctx context.Context, ref SkillRef) ([]byte, error) {
-	fd, err := f.find(ref)
+func (c *Consent) ShowSkillMD(ctx context.Context, ref SkillRef) (_ []byte, err error) {
+	defer sortErr(&err)
+	fd, err := c.find(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -292,9 +272,9 @@ func (f *Core) ShowSkillMD(ctx context.Context, ref SkillRef) ([]byte, error) {
 
 // Pending lists the skills waiting for approval, new or changed, with
 // what changed.
-func (f *Core) Pending() []Pending {
+func (c *Consent) Pending() []Pending {
 	out := []Pending{}
-	for label, o := range f.all() {
+	for label, o := range c.all() {
 		t := o.cat.current()
 		for _, h := range t.waiting {
 			if h.state != approvalPending && h.state != approvalChanged {
@@ -327,9 +307,10 @@ func (f *Core) Pending() []Pending {
 // origin's tree rebuilt once; when its cap stops the approvals part-way,
 // the rows of the skills not approved say why. A server whose approval is
 // off is an error (there is nothing to approve).
-func (f *Core) Approve(refs []SkillRef, all string) ([]SkillInfo, error) {
+func (c *Consent) Approve(refs []SkillRef, all string) (_ []SkillInfo, err error) {
+	defer sortErr(&err)
 	if all != "" {
-		o, ok := f.branch(all)
+		o, ok := c.branch(all)
 		if !ok {
 			return nil, fmt.Errorf("%s: %w", all, ErrNotExist)
 		}
@@ -345,7 +326,7 @@ func (f *Core) Approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 		var kept []SkillRef
 		ix := byURI{}
 		for i, r := range refs {
-			if _, err := f.findIn(r, ix); errors.Is(err, ErrNotExist) {
+			if _, err := c.findIn(r, ix); errors.Is(err, ErrNotExist) {
 				gone[i] = SkillInfo{Origin: r.Origin, URI: r.URI, Path: r.Path, State: "removed",
 					Detail: "not approved: the server's listing no longer has this skill"}
 				continue
@@ -356,7 +337,7 @@ func (f *Core) Approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 			var rows []SkillInfo
 			if len(kept) > 0 {
 				var err error
-				if rows, err = f.approve(kept, all); err != nil {
+				if rows, err = c.approve(kept, all); err != nil {
 					return nil, err
 				}
 			}
@@ -372,12 +353,12 @@ func (f *Core) Approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 			return out, nil
 		}
 	}
-	return f.approve(refs, all)
+	return c.approve(refs, all)
 }
 
 // approve is Approve once every ref names a skill held.
-func (f *Core) approve(refs []SkillRef, all string) ([]SkillInfo, error) {
-	fds, err := f.findAll(refs)
+func (c *Consent) approve(refs []SkillRef, all string) ([]SkillInfo, error) {
+	fds, err := c.findAll(refs)
 	if err != nil {
 		return nil, err
 	}
@@ -425,7 +406,7 @@ func (f *Core) approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 		}
 		n, err := o.approvals.approveMany(ss)
 		if n == 0 && err != nil && !errors.Is(err, store.ErrTooLarge) {
-			f.regate(touched)
+			c.regate(touched)
 			return nil, fmt.Errorf("approve skills of %s: %w", o.cfg.Label, err)
 		}
 		for k, i := range idx {
@@ -451,8 +432,8 @@ func (f *Core) approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 			touched[o] = true
 		}
 	}
-	f.regate(touched)
-	return f.rows(fds, notes), nil
+	c.regate(touched)
+	return c.rows(fds, notes), nil
 }
 
 // maxApprovalLogLines: an approval of more skills than this logs one line
@@ -463,8 +444,9 @@ const maxApprovalLogLines = 20
 // file of theirs fails its next read with ReasonNotApproved).
 // approvals.json is written once per origin. A server whose approval is
 // off is an error.
-func (f *Core) Revoke(refs []SkillRef) ([]SkillInfo, error) {
-	fds, err := f.findAll(refs)
+func (c *Consent) Revoke(refs []SkillRef) (_ []SkillInfo, err error) {
+	defer sortErr(&err)
+	fds, err := c.findAll(refs)
 	if err != nil {
 		return nil, err
 	}
@@ -485,7 +467,7 @@ func (f *Core) Revoke(refs []SkillRef) ([]SkillInfo, error) {
 	for _, o := range order {
 		had, err := o.approvals.revokeMany(batch[o])
 		if err != nil {
-			f.regate(touched)
+			c.regate(touched)
 			return nil, fmt.Errorf("revoke skills of %s: %w", o.cfg.Label, err)
 		}
 		for _, u := range had {
@@ -502,14 +484,15 @@ func (f *Core) Revoke(refs []SkillRef) ([]SkillInfo, error) {
 		}
 		fd.o.log.Info("approval revoked", "op", "revoke", "uri", fd.sn.uri(), "path", joinPath(fd.o.cfg.Label, fd.sn.path))
 	}
-	f.regate(touched)
-	return f.rows(fds, notes), nil
+	c.regate(touched)
+	return c.rows(fds, notes), nil
 }
 
 // Get confirms an unlisted skill with skills/get and holds it like a
 // listed one (rule 4); under approval: required it is then pending.
-func (f *Core) Get(ctx context.Context, label, uri string) (SkillInfo, error) {
-	o, ok := f.branch(label)
+func (c *Consent) Get(ctx context.Context, label, uri string) (_ SkillInfo, err error) {
+	defer sortErr(&err)
+	o, ok := c.branch(label)
 	if !ok {
 		return SkillInfo{}, fmt.Errorf("%s: %w", label, ErrNotExist)
 	}
@@ -528,14 +511,14 @@ func (f *Core) Get(ctx context.Context, label, uri string) (SkillInfo, error) {
 	return si, nil
 }
 
-func (f *Core) findAll(refs []SkillRef) ([]found, error) {
+func (c *Consent) findAll(refs []SkillRef) ([]found, error) {
 	if len(refs) == 0 {
 		return nil, errors.New("no skill named")
 	}
 	fds := make([]found, len(refs))
 	ix := byURI{}
 	for i, ref := range refs {
-		fd, err := f.findIn(ref, ix)
+		fd, err := c.findIn(ref, ix)
 		if err != nil {
 			return nil, err
 		}
@@ -544,7 +527,7 @@ func (f *Core) findAll(refs []SkillRef) ([]found, error) {
 	return fds, nil
 }
 
-func (f *Core) regate(touched map[*branch]bool) {
+func (c *Consent) regate(touched map[*branch]bool) {
 	for o := range touched {
 		o.cat.regate()
 	}
@@ -552,7 +535,7 @@ func (f *Core) regate(touched map[*branch]bool) {
 
 // rows returns each found skill's row from the tree now in force, with
 // notes in Detail.
-func (f *Core) rows(fds []found, notes []string) []SkillInfo {
+func (c *Consent) rows(fds []found, notes []string) []SkillInfo {
 	want := map[*branch]map[string]bool{}
 	for _, fd := range fds {
 		if want[fd.o] == nil {
