@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/skillfs/skillfs/integration/hostile"
+	"github.com/skillfs/skillfs/internal/testkit"
 )
 
 // The hostile suite: every threat of the threat model (T1–T9) attacked
@@ -580,16 +581,13 @@ func TestHostileServers(t *testing.T) {
 		}
 		return n
 	}
-	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+	testkit.Poll(3*time.Minute, func() bool {
 		status = readStatus(t, m)
-		settled := strings.Contains(status[hostile.ModeEndlessList].Truncated, "max_list_pages") &&
+		return strings.Contains(status[hostile.ModeEndlessList].Truncated, "max_list_pages") &&
 			strings.Contains(status[hostile.ModeHugeListPage].Truncated+status[hostile.ModeHugeListPage].LastError, "larger than") &&
 			status[hostile.ModeNoExtension].State == "no-skills" &&
 			malformedRejected() >= len(hostile.MalformedEntries())/2
-		if settled || time.Now().After(deadline) {
-			break
-		}
-	}
+	})
 
 	if s := status[hostile.ModeEndlessList]; !strings.Contains(s.Truncated, "max_list_pages") {
 		t.Errorf("endless list: truncated %q", s.Truncated)

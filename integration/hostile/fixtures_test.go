@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/skillfs/skillfs/integration/hostile"
+	"github.com/skillfs/skillfs/internal/testkit"
 	"github.com/skillfs/skillfs/skill"
 )
 
@@ -622,15 +623,10 @@ func TestHangEndsWithServer(t *testing.T) {
 			}
 			defer cs.Close()
 			go read(context.Background(), cs, "skill://hang-read/SKILL.md")
-			for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+			testkit.WaitFor(t, 5*time.Minute, "the read to reach the server", func() bool {
 				log, _ := os.ReadFile(access)
-				if bytes.Contains(log, []byte("resources/read skill://hang-read/SKILL.md")) {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the read never reached the server")
-				}
-			}
+				return bytes.Contains(log, []byte("resources/read skill://hang-read/SKILL.md"))
+			})
 			if how == "context" {
 				cancel()
 			} else {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillfs/skillfs/internal/testkit"
 )
 
 // runChild is the test binary re-executed as a stdio server or a helper
@@ -80,11 +81,10 @@ func childCmd(mode string) *exec.Cmd {
 // childPids waits for the child's "pids" stderr line.
 func childPids(t *testing.T, rec *testLog) []int {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
+	var pids []int
+	found := testkit.Poll(time.Minute, func() bool {
 		for _, r := range rec.Matching(slog.LevelInfo, "stderr") {
 			if f := strings.Fields(r.Attrs["stderr"]); len(f) == 3 && f[0] == "pids" {
-				var pids []int
 				for _, s := range f[1:] {
 					pid, err := strconv.Atoi(s)
 					if err != nil {
@@ -92,13 +92,15 @@ func childPids(t *testing.T, rec *testLog) []int {
 					}
 					pids = append(pids, pid)
 				}
-				return pids
+				return true
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		return false
+	})
+	if !found {
+		t.Fatalf("child never reported its pids: %v", rec.Records())
 	}
-	t.Fatalf("child never reported its pids: %v", rec.Records())
-	return nil
+	return pids
 }
 
 // alive says whether pid is a live process; a zombie counts as dead (its
@@ -118,12 +120,8 @@ func alive(pid int) bool {
 // assertGone waits for every pid to die.
 func assertGone(t *testing.T, pids []int) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
 	for _, pid := range pids {
-		for alive(pid) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if alive(pid) {
+		if !testkit.Poll(time.Minute, func() bool { return !alive(pid) }) {
 			t.Errorf("process %d left behind", pid)
 			syscall.Kill(pid, syscall.SIGKILL)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/skillfs/skillfs/internal/testkit"
 )
 
 func intID(n int64) jsonrpc.ID {
@@ -416,10 +417,7 @@ func TestLimitTableForgets(t *testing.T) {
 	}
 	// The callers give up: their limits go.
 	cancel()
-	deadline := time.Now().Add(30 * time.Second)
-	for c.limits.len() != 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Poll(30*time.Second, func() bool { return c.limits.len() == 0 })
 	if n := c.limits.len(); n != 0 {
 		t.Errorf("%d limits held after the calls' contexts ended", n)
 	}
