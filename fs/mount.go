@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -160,6 +159,15 @@ func (m *Mount) invalidator() {
 			for _, p := range c.Dirs {
 				m.refreshDir(p)
 			}
+			// The names each directory gained or lost: the kernel may
+			// hold a negative entry for one, a positive one for the other.
+			for _, ps := range [][]string{c.Added, c.Removed} {
+				for _, p := range ps {
+					if parent, name := m.parent(p); parent != nil {
+						parent.NotifyEntry(name)
+					}
+				}
+			}
 		}
 	}
 }
@@ -187,8 +195,8 @@ func (m *Mount) parent(p string) (*gofs.Inode, string) {
 	return m.find(p[:i]), p[i+1:]
 }
 
-// refreshDir invalidates a directory's attributes and every entry that was
-// added or removed under it.
+// refreshDir invalidates a directory's attributes and listing; the entries
+// it gained or lost come with the Change (Added, Removed).
 func (m *Mount) refreshDir(p string) {
 	in := m.find(p)
 	if in == nil {
@@ -199,25 +207,6 @@ func (m *Mount) refreshDir(p string) {
 		return
 	}
 	in.NotifyContent(0, 0)
-	now := map[string]bool{}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if ents, err := m.root.sh.v.ReadDir(ctx, p); err == nil {
-		for _, e := range ents {
-			now[e.Name] = true
-		}
-	}
-	known := in.Children()
-	for name := range known {
-		if !now[name] {
-			in.NotifyEntry(name)
-		}
-	}
-	for name := range now {
-		if _, ok := known[name]; !ok {
-			in.NotifyEntry(name)
-		}
-	}
 }
 
 // Unmount detaches the mount. When it is busy, it fails with EBUSY; see

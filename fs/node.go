@@ -178,8 +178,8 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	// parent's needs no lookup either.
 	list := make([]fuse.DirEntry, 0, len(ents)+2)
 	list = append(list,
-		fuse.DirEntry{Name: ".", Ino: n.sh.v.DirIno(n.where()), Mode: syscall.S_IFDIR},
-		fuse.DirEntry{Name: "..", Ino: n.sh.v.DirIno(parentPath(n.where())), Mode: syscall.S_IFDIR})
+		fuse.DirEntry{Name: ".", Ino: vfs.DirIno(n.where()), Mode: syscall.S_IFDIR},
+		fuse.DirEntry{Name: "..", Ino: vfs.DirIno(parentPath(n.where())), Mode: syscall.S_IFDIR})
 	for _, e := range ents {
 		mode := uint32(syscall.S_IFREG)
 		if e.Kind == vfs.KindDir {

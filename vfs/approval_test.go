@@ -252,7 +252,7 @@ func TestApprovalNestedSkill(t *testing.T) {
 func TestApprovalSurvivesRestartNotIdentityChange(t *testing.T) {
 	f := newFixture(t, baseFiles, required)
 	approve(t, f, "local/alpha")
-	fi, err := os.Stat(filepath.Join(f.cache, f.fs.Status().Origins[0].ID, "approvals.json"))
+	fi, err := os.Stat(filepath.Join(f.cache, f.fs.Consent().Status().Origins[0].ID, "approvals.json"))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("approvals.json: %v, %v", fi, err)
 	}

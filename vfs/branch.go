@@ -27,6 +27,7 @@ type branch struct {
 	// required); the catalog places only approved skills.
 	approvals *approvalBook
 	files     fileTable // the Files the kernel holds, one per version
+	mem       *memory   // the mount's
 
 	// life ends when the origin stops (unmount, or a reload that removes
 	// or changes it); stop ends it, and done is closed once its supervisor
@@ -44,8 +45,9 @@ type branch struct {
 
 func newBranch(f *Core, oc config.Origin, so *store.Bucket) *branch {
 	log := f.log.With("origin", oc.Label)
-	o := &branch{cfg: oc, id: oc.ID(), log: log, store: so, ready: make(chan struct{}), readied: f.readied}
+	o := &branch{cfg: oc, id: oc.ID(), log: log, store: so, mem: f.mem, ready: make(chan struct{}), readied: f.readied}
 	o.cat = newCatalog(oc, so, log, f.now, f.started)
+	o.cat.mem = f.mem
 	o.approvals = newApprovalBook(oc, so, log, f.now)
 	if oc.Approval.Required() {
 		o.cat.admit = o.approvals.state
@@ -56,9 +58,9 @@ func newBranch(f *Core, oc config.Origin, so *store.Bucket) *branch {
 		}
 		return ""
 	})
-	o.cat.onChange = func(files, dirs []string) {
-		failures.forget(files...)
-		f.publish(Change{Files: o.mountPaths(files), Dirs: o.mountPaths(dirs)})
+	o.cat.onChange = func(c Change) {
+		failures.forget(c.Files...)
+		f.publish(o.mountChange(c))
 	}
 	o.res = resolver.New(resolver.Options{
 		Origin:    oc,
@@ -68,7 +70,7 @@ func newBranch(f *Core, oc config.Origin, so *store.Bucket) *branch {
 		Version:   f.opts.Version,
 	})
 	o.rd = &reader{
-		cfg: oc, res: o.res, store: so, cat: o.cat,
+		cfg: oc, mem: f.mem, res: o.res, store: so, cat: o.cat,
 		flags: newFlagBook(so, log), failures: failures, dyn: newDynamics(),
 		log: log, now: f.now, staleRetry: f.staleRetry, gate: newGate(),
 		lengths: map[string]int64{}, verified: map[string]struct{}{},
@@ -124,12 +126,17 @@ func (o *branch) onCatalog(c *resolver.Catalog) {
 	o.cat.save()
 	// Decoding a large listing and saving it leave much garbage behind;
 	// give it back rather than keep the daemon at that peak.
-	releaseMemory()
+	o.mem.releaseSoon()
 }
 
 // lookup returns the node at an origin-relative path: from the tree, or
 // from directory reads.
 func (o *branch) lookup(ctx context.Context, p string) (*node, error) { return o.dirs.lookup(ctx, p) }
+
+// mountChange is an origin-relative Change made mount-relative.
+func (o *branch) mountChange(c Change) Change {
+	return Change{Files: o.mountPaths(c.Files), Dirs: o.mountPaths(c.Dirs), Added: o.mountPaths(c.Added), Removed: o.mountPaths(c.Removed)}
+}
 
 func (o *branch) mountPaths(ps []string) []string {
 	out := make([]string, len(ps))

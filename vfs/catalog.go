@@ -60,9 +60,10 @@ type catalog struct {
 	store *store.Bucket
 	log   *slog.Logger
 	now   func() time.Time
+	mem   *memory // the mount's; its own when made alone (tests)
 	// onChange learns the files and directories a swap changed. It is
 	// called without locks held.
-	onChange func(files, dirs []string)
+	onChange func(Change)
 	// admit is the approval gate (see buildGated); nil places every skill.
 	admit func(*verify.Skill) string
 
@@ -84,7 +85,7 @@ type catalog struct {
 }
 
 func newCatalog(cfg config.Origin, st *store.Bucket, log *slog.Logger, now func() time.Time, started time.Time) *catalog {
-	c := &catalog{cfg: cfg, store: st, log: log, now: now, extra: map[string]*verify.Skill{}, onChange: func(_, _ []string) {}, times: newTimeBook(st, log)}
+	c := &catalog{cfg: cfg, store: st, log: log, now: now, mem: &memory{}, extra: map[string]*verify.Skill{}, onChange: func(Change) {}, times: newTimeBook(st, log)}
 	c.saver = st.NewSaver(store.CatalogSidecar, store.SaverOptions{Encode: c.encode, Logger: log})
 	c.tree.Store(buildTree(cfg.Label, &resolver.Catalog{}, "none", nil, started, nil))
 	return c
@@ -150,7 +151,8 @@ func (c *catalog) swapThen(next func(old *tree) (*resolver.Catalog, string), ins
 	}
 	files, dirs := changes(old, t)
 	if len(files) > 0 || len(dirs) > 0 {
-		c.onChange(files, dirs)
+		added, removed := entries(old, t)
+		c.onChange(Change{Files: files, Dirs: dirs, Added: added, Removed: removed})
 	}
 }
 
@@ -330,7 +332,7 @@ func (c *catalog) encode() ([]byte, error) {
 	// Listing and saving a large catalog leaves garbage of about this
 	// size (pages, decode buffers, this encoding): give it back once the
 	// burst is over, as after a burst of fetches.
-	releaseWhenQuiet(len(b))
+	c.mem.releaseWhenQuiet(len(b))
 	return b, nil
 }
 

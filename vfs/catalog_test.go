@@ -17,17 +17,20 @@ import (
 // store is a temporary directory.
 
 type changeLog struct {
-	mu          sync.Mutex
-	files, dirs []string
-	calls       int
+	mu             sync.Mutex
+	files, dirs    []string
+	added, removed []string
+	calls          int
 }
 
-func (c *changeLog) record(files, dirs []string) {
+func (c *changeLog) record(ch Change) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls++
-	c.files = append(c.files, files...)
-	c.dirs = append(c.dirs, dirs...)
+	c.files = append(c.files, ch.Files...)
+	c.dirs = append(c.dirs, ch.Dirs...)
+	c.added = append(c.added, ch.Added...)
+	c.removed = append(c.removed, ch.Removed...)
 }
 
 func (c *changeLog) take() (files, dirs []string) {
@@ -117,5 +120,42 @@ func TestCatalogSavedAndLoaded(t *testing.T) {
 	live.loadSaved()
 	if tr := live.current(); tr.source != "live" || tr.nodes["b"] == nil {
 		t.Errorf("a saved catalog replaced the live one: source %q", tr.source)
+	}
+}
+
+// TestCatalogChangeNamesEntries: a swap's Change names the entries that
+// appeared and left, so that a mount can tell the kernel about them without
+// reading the tree back.
+func TestCatalogChangeNamesEntries(t *testing.T) {
+	c, changes := newTestCatalog(t, t.TempDir())
+	a := checkedSkill(t, "a", "First", map[string]string{"SKILL.md": "x"})
+	b := checkedSkill(t, "b", "Second", map[string]string{"SKILL.md": "y", "refs/r.md": "r"})
+	c.put(&resolver.Catalog{Skills: []*verify.Skill{a}})
+	take := func() (added, removed []string) {
+		changes.mu.Lock()
+		defer changes.mu.Unlock()
+		added, removed = changes.added, changes.removed
+		changes.added, changes.removed = nil, nil
+		return added, removed
+	}
+	take()
+
+	c.put(&resolver.Catalog{Skills: []*verify.Skill{a, b}})
+	added, removed := take()
+	if want := []string{"b", "b/SKILL.md", "b/refs", "b/refs/r.md"}; !slices.Equal(added, want) || len(removed) != 0 {
+		t.Errorf("a new skill: added %v, removed %v; want added %v", added, removed, want)
+	}
+
+	c.put(&resolver.Catalog{Skills: []*verify.Skill{a}})
+	added, removed = take()
+	if want := []string{"b", "b/SKILL.md", "b/refs", "b/refs/r.md"}; !slices.Equal(removed, want) || len(added) != 0 {
+		t.Errorf("a skill gone: added %v, removed %v; want removed %v", added, removed, want)
+	}
+
+	// A new version of a file is neither: its name stays.
+	a2 := checkedSkill(t, "a", "First", map[string]string{"SKILL.md": "x2"})
+	c.put(&resolver.Catalog{Skills: []*verify.Skill{a2}})
+	if added, removed = take(); len(added)+len(removed) != 0 {
+		t.Errorf("a changed file: added %v, removed %v; want none", added, removed)
 	}
 }

@@ -118,10 +118,11 @@ func (ix byURI) get(t *tree, uri string) *skillNode {
 // findIn is find; ix (nil: none) indexes trees by URI for many refs.
 func (c *Consent) findIn(ref SkillRef, ix byURI) (found, error) {
 	if p := strings.Trim(ref.Path, "/"); p != "" {
-		o, rest, ok := c.resolve(p)
-		if !ok {
+		at := c.route(p)
+		if at.kind != atOrigin {
 			return found{}, fmt.Errorf("%s: %w", ref, ErrNotExist)
 		}
+		o, rest := at.o, at.rest
 		if rest == "" {
 			return found{}, &RefError{Ref: ref, Reason: "names a server's directory, not a skill: name a skill directory under it"}
 		}

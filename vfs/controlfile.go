@@ -11,10 +11,10 @@ import (
 // finds it whatever the caller's environment.
 const ControlFileName = wire.ControlFileName
 
-// SetControl records the control socket the mount answers on, for
+// SetControl records the control socket the Consent is served on, for
 // .skillfs/control.json ("" when it has none).
-func (f *Core) SetControl(socket string) {
-	f.generated.control.Store(&socket)
+func (c *Consent) SetControl(socket string) {
+	c.gen.control.Store(&socket)
 }
 
 func (m *generated) controlEndpoint() ControlEndpoint {

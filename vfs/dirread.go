@@ -255,7 +255,7 @@ func (lr *dirReads) confirm(ctx context.Context, uri string) {
 				lr.mu.Unlock()
 				if !was {
 					// The kernel may already know the directory.
-					lr.cat.onChange(nil, []string{parentOf(d.Path())})
+					lr.cat.onChange(Change{Dirs: []string{parentOf(d.Path())}, Removed: []string{d.Path()}})
 				}
 			}
 		}

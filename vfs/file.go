@@ -3,9 +3,7 @@ package vfs
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -56,28 +54,19 @@ type fileKey struct {
 // ReasonChanged: the file's entry changed after this copy served bytes.
 const ReasonChanged = "changed"
 
-const (
-	// heldLimit bounds the bytes Files hold for readers part-way through a
-	// file, across the mount.
-	heldLimit = 16 << 20
-	// idleHold is how long a File keeps bytes nobody reads.
-	idleHold = 2 * time.Second
-)
-
-var heldBytes atomic.Int64
-
 // Lookup returns the attributes of the node at a mount-relative path and,
 // for a file of an origin, the File of its current version. Generated
 // files and directories have no File.
 func (f *Core) Lookup(ctx context.Context, p string) (Attr, *File, error) {
-	if p == "" || p == MetaDir || strings.HasPrefix(p, MetaDir+"/") {
+	at := f.route(p)
+	switch at.kind {
+	case atRoot, atMeta:
 		a, err := f.Stat(ctx, p)
 		return a, nil, err
-	}
-	o, rest, ok := f.resolve(p)
-	if !ok {
+	case atNowhere:
 		return Attr{}, nil, ErrNotExist
 	}
+	o, rest := at.o, at.rest
 	n, err := o.lookup(ctx, rest)
 	if err != nil {
 		return Attr{}, nil, err
@@ -161,10 +150,6 @@ func (fl *File) Attr() Attr {
 
 // Path is the File's mount-relative path.
 func (fl *File) Path() string { return joinPath(fl.o.cfg.Label, fl.key.path) }
-
-// SizeKnown reports whether Attr gives the file's true size without
-// loading it.
-func (fl *File) SizeKnown() bool { return !fl.Attr().Volatile }
 
 // Load loads and verifies the bytes without serving them, so that Attr
 // then reports the true size of a file whose entry declares none. The
@@ -281,8 +266,7 @@ func (fl *File) bytes(ctx context.Context) (b []byte, err error) {
 
 // hold keeps b for the next reads when the mount-wide bound allows.
 func (fl *File) hold(b []byte) {
-	if heldBytes.Add(int64(len(b))) > heldLimit {
-		heldBytes.Add(-int64(len(b)))
+	if !fl.o.mem.hold(len(b)) {
 		return
 	}
 	fl.data = b
@@ -304,7 +288,7 @@ func (fl *File) release() {
 	if fl.data == nil {
 		return
 	}
-	heldBytes.Add(-int64(len(fl.data)))
+	fl.o.mem.unhold(len(fl.data))
 	fl.data = nil
 	if fl.timer != nil {
 		// Dropped rather than kept for the next hold: most files are read

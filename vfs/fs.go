@@ -42,12 +42,19 @@ type Options struct {
 	MountPoint string
 }
 
-// A Change names what a catalog swap changed under one origin.
+// A Change names what a catalog swap changed under one origin, as
+// mount-relative paths: enough for a mount to invalidate the kernel's
+// caches without asking the tree again.
 type Change struct {
 	// Files changed content or metadata, or went away.
 	Files []string
-	// Dirs gained or lost children.
+	// Dirs changed attributes (a directory's time is its newest file's) or
+	// gained or lost children.
 	Dirs []string
+	// Added are the entries that appeared in their directory, Removed those
+	// that left it (a path whose kind changed is in both): the kernel may
+	// hold a negative entry for the one and a positive entry for the other.
+	Added, Removed []string
 }
 
 // FS is the mount's core: the origins, their trees and the read path.
@@ -72,9 +79,12 @@ type Core struct {
 	// readied wakes Ready when an origin becomes ready.
 	readied chan struct{}
 
-	*generated
+	// gen is the generated files under .skillfs (meta.go).
+	gen     *generated
 	consent *Consent
-	wg      sync.WaitGroup
+	// mem is the mount's memory policy, shared by its origins.
+	mem *memory
+	wg  sync.WaitGroup
 }
 
 // New builds the FS for a config. Nothing connects until Start.
@@ -87,9 +97,10 @@ func New(opts Options) (*Core, error) {
 	if now == nil {
 		now = time.Now
 	}
-	f := &Core{branches: &branches{}, generated: &generated{}, opts: opts, log: log, now: now, staleRetry: cmp.Or(opts.StaleRetry, DefaultStaleRetry), started: now(), readied: make(chan struct{}, 1)}
-	f.generated.f = f
-	f.consent = &Consent{branches: f.branches, gen: f.generated}
+	gen := &generated{}
+	f := &Core{branches: &branches{}, mem: &memory{}, gen: gen, opts: opts, log: log, now: now, staleRetry: cmp.Or(opts.StaleRetry, DefaultStaleRetry), started: now(), readied: make(chan struct{}, 1)}
+	gen.f = f
+	f.consent = &Consent{branches: f.branches, gen: gen}
 	set := &branchSet{byLabel: map[string]*branch{}}
 	for _, oc := range opts.Config.Origins {
 		if oc.Label == MetaDir {
@@ -268,8 +279,8 @@ func (f *Core) Ready(ctx context.Context) []string {
 	}
 }
 
-// Labels returns the origin labels in order.
-func (f *Core) Labels() []string { return slices.Clone(f.set.Load().labels) }
+// labels returns the origin labels in order.
+func (f *branches) labels() []string { return slices.Clone(f.set.Load().labels) }
 
 // Refresh asks every origin to enumerate again (SIGHUP); an origin that gave
 // up starting tries again.
@@ -289,11 +300,49 @@ func joinPath(a, b string) string {
 	return a + "/" + b
 }
 
-// resolve splits a mount-relative path into its origin and the path below.
-func (f *branches) resolve(p string) (*branch, string, bool) {
+// A place is where a mount-relative path leads: the mount's root, the
+// generated files under .skillfs (gen, meta.go), or a path under the
+// directory of an origin (its branch).
+type place struct {
+	kind  placeKind
+	label string  // atOrigin and atNowhere: the path's first name
+	rest  string  // atOrigin and atNowhere: the path below it
+	o     *branch // atOrigin: the origin with that label
+}
+
+type placeKind uint8
+
+const (
+	atNowhere placeKind = iota // under a label the mount does not serve
+	atRoot
+	atMeta
+	atOrigin
+)
+
+// route is where every operation on a mount-relative path turns to the
+// part of the mount that serves it.
+func (f *branches) route(p string) place {
+	at := locate(p)
+	if at.kind == atNowhere {
+		at.o, _ = f.branch(at.label)
+		if at.o != nil {
+			at.kind = atOrigin
+		}
+	}
+	return at
+}
+
+// locate is route without the origins: what the path's shape alone says
+// (an origin's path comes back atNowhere, with its label and rest).
+func locate(p string) place {
+	switch {
+	case p == "":
+		return place{kind: atRoot}
+	case p == MetaDir || strings.HasPrefix(p, MetaDir+"/"):
+		return place{kind: atMeta}
+	}
 	label, rest, _ := strings.Cut(p, "/")
-	o, ok := f.branch(label)
-	return o, rest, ok
+	return place{kind: atNowhere, label: label, rest: rest}
 }
 
 // Kind is the type of a node.
@@ -330,23 +379,21 @@ type DirEntry struct {
 var ErrNotExist = errors.New("no such file or directory")
 
 // Stat describes the node at a mount-relative path ("" is the root). It
-// may ask the server for a directory read (see live.go), never for a file.
+// may ask the server for a directory read (dirread.go), never for a file.
 func (f *Core) Stat(ctx context.Context, p string) (Attr, error) {
-	if p == "" {
+	switch at := f.route(p); at.kind {
+	case atRoot:
 		return Attr{Kind: KindDir, Ino: 1, Mtime: f.started}, nil
+	case atMeta:
+		return f.gen.statMeta(p)
+	case atOrigin:
+		n, err := at.o.lookup(ctx, at.rest)
+		if err != nil {
+			return Attr{}, err
+		}
+		return at.o.attr(n), nil
 	}
-	if p == MetaDir || strings.HasPrefix(p, MetaDir+"/") {
-		return f.statMeta(p)
-	}
-	o, rest, ok := f.resolve(p)
-	if !ok {
-		return Attr{}, ErrNotExist
-	}
-	n, err := o.lookup(ctx, rest)
-	if err != nil {
-		return Attr{}, err
-	}
-	return o.attr(n), nil
+	return Attr{}, ErrNotExist
 }
 
 func (o *branch) attr(n *node) Attr {
@@ -376,7 +423,8 @@ func (o *branch) attr(n *node) Attr {
 
 // ReadDir lists the directory at a mount-relative path.
 func (f *Core) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
-	if p == "" {
+	switch at := f.route(p); at.kind {
+	case atRoot:
 		set := f.set.Load()
 		out := make([]DirEntry, 0, len(set.labels)+1)
 		out = append(out, DirEntry{Name: MetaDir, Kind: KindDir, Ino: metaIno(MetaDir)})
@@ -385,14 +433,17 @@ func (f *Core) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 			out = append(out, DirEntry{Name: label, Kind: KindDir, Ino: o.cat.current().nodes[""].ino})
 		}
 		return out, nil
+	case atMeta:
+		return f.gen.readMetaDir(p)
+	case atOrigin:
+		return at.o.readDir(ctx, at.rest)
 	}
-	if p == MetaDir || strings.HasPrefix(p, MetaDir+"/") {
-		return f.readMetaDir(p)
-	}
-	o, rest, ok := f.resolve(p)
-	if !ok {
-		return nil, ErrNotExist
-	}
+	return nil, ErrNotExist
+}
+
+// readDir lists the directory at an origin-relative path: its children in
+// the tree, then what a directory read found there.
+func (o *branch) readDir(ctx context.Context, rest string) ([]DirEntry, error) {
 	n, err := o.lookup(ctx, rest)
 	if err != nil {
 		return nil, err
@@ -428,16 +479,16 @@ func (f *Core) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 // DirIno is the inode number of the directory at a mount-relative path:
 // what Stat reports for it when it exists. A directory's inode number
 // depends on its path alone, so listings can name "." and ".." without a
-// lookup.
-func (f *Core) DirIno(p string) uint64 {
-	if p == "" {
+// lookup, and without the mount.
+func DirIno(p string) uint64 {
+	at := locate(p)
+	switch at.kind {
+	case atRoot:
 		return 1
-	}
-	if p == MetaDir || strings.HasPrefix(p, MetaDir+"/") {
+	case atMeta:
 		return metaIno(p)
 	}
-	label, rest, _ := strings.Cut(p, "/")
-	return inoFor(label, rest, true)
+	return inoFor(at.label, at.rest, true)
 }
 
 // ErrNotDir is returned when a directory operation names a file.
@@ -447,12 +498,13 @@ var ErrNotDir = errors.New("not a directory")
 // until it is told the directory changed: true unless directory reads can
 // change it between catalog swaps.
 func (f *Core) DirCacheable(p string) bool {
-	if p == "" || p == MetaDir {
+	switch at := f.route(p); at.kind {
+	case atRoot:
 		return true
+	case atMeta:
+		return p == MetaDir
+	case atOrigin:
+		return at.rest == "" || !at.o.dirs.readable(at.o.cat.current(), at.rest)
 	}
-	o, rest, ok := f.resolve(p)
-	if !ok {
-		return false
-	}
-	return rest == "" || !o.dirs.readable(o.cat.current(), rest)
+	return false
 }

@@ -104,7 +104,7 @@ func (m *generated) readMetaDir(p string) ([]DirEntry, error) {
 		}
 		return append(out, DirEntry{Name: render.ServersDir, Kind: KindDir, Ino: metaIno(metaServers)}), nil
 	case metaServers:
-		labels := m.f.Labels()
+		labels := m.f.labels()
 		out := make([]DirEntry, 0, len(labels))
 		for _, label := range labels {
 			out = append(out, DirEntry{Name: label + ".md", Kind: KindFile, Ino: metaIno(render.ServerFile(label))})
@@ -122,11 +122,11 @@ func (m *generated) statMeta(p string) (Attr, error) {
 	if p == MetaDir || p == metaServers {
 		return Attr{Kind: KindDir, Ino: metaIno(p), Mtime: f.started}, nil
 	}
-	b, err := f.snapshotMeta(p)
+	b, err := m.snapshotMeta(p)
 	if err != nil {
 		return Attr{}, err
 	}
-	return Attr{Kind: KindFile, Ino: metaIno(p), Size: int64(len(b)), Mtime: f.metaTime(p), Volatile: true}, nil
+	return Attr{Kind: KindFile, Ino: metaIno(p), Size: int64(len(b)), Mtime: m.metaTime(p), Volatile: true}, nil
 }
 
 // Generated files are snapshots. Stat (the kernel's lookup and getattr)
@@ -155,7 +155,7 @@ func (m *generated) metaTime(p string) time.Time {
 // snapshotMeta renders a generated file afresh and keeps it for reads.
 func (m *generated) snapshotMeta(p string) ([]byte, error) {
 	f := m.f
-	b, err := f.render(p)
+	b, err := m.render(p)
 	if err != nil {
 		return nil, err
 	}
@@ -180,14 +180,13 @@ func (m *generated) snapshotMeta(p string) ([]byte, error) {
 // renderMeta returns the last snapshot of a generated file, taking one if
 // there is none.
 func (m *generated) renderMeta(p string) ([]byte, error) {
-	f := m.f
 	m.mu.Lock()
 	r, ok := m.cache[p]
 	m.mu.Unlock()
 	if ok {
 		return r.b, nil
 	}
-	return f.snapshotMeta(p)
+	return m.snapshotMeta(p)
 }
 
 func (m *generated) render(p string) ([]byte, error) {
@@ -329,7 +328,7 @@ func (o *branch) modelTruncated(why string) string {
 // modelStatus is status.json: Status, with each truncated note as
 // modelTruncated says it and the instructions as modelInstructions does.
 func (m *generated) modelStatus() Status {
-	st := m.f.Status()
+	st := m.Status()
 	for i := range st.Origins {
 		o, ok := m.f.branch(st.Origins[i].Label)
 		if !ok {
@@ -536,16 +535,17 @@ type Xattr struct {
 
 // Xattrs returns the extended attributes of a mount-relative path.
 func (f *Core) Xattrs(ctx context.Context, p string) ([]Xattr, error) {
-	if p == "" || p == MetaDir || strings.HasPrefix(p, MetaDir+"/") {
+	at := f.route(p)
+	switch at.kind {
+	case atRoot, atMeta:
 		if _, err := f.Stat(ctx, p); err != nil {
 			return nil, err
 		}
 		return nil, nil
-	}
-	o, rest, ok := f.resolve(p)
-	if !ok {
+	case atNowhere:
 		return nil, ErrNotExist
 	}
+	o, rest := at.o, at.rest
 	n, err := o.lookup(ctx, rest)
 	if err != nil {
 		return nil, err

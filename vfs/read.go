@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,8 +78,8 @@ func reasonOf(err error) string {
 // reader that opens it now and reads to the end gets. The slice must not be
 // modified.
 func (f *Core) ReadFile(ctx context.Context, p string) ([]byte, error) {
-	if strings.HasPrefix(p, MetaDir+"/") {
-		return f.renderMeta(p)
+	if at := f.route(p); at.kind == atMeta && p != MetaDir {
+		return f.gen.renderMeta(p)
 	}
 	_, fl, err := f.Lookup(ctx, p)
 	if err != nil {
@@ -103,6 +101,7 @@ var ErrIsDir = errors.New("is a directory")
 // asks for a fresh entry when a check suggests the listing is stale.
 type reader struct {
 	cfg        config.Origin
+	mem        *memory // the mount's
 	res        *resolver.Session
 	store      *store.Bucket
 	cat        *catalog
@@ -376,9 +375,9 @@ func (rd *reader) checkEntry(n *node, b []byte) error {
 func (rd *reader) keep(n *node, b []byte) {
 	rd.store.Keep(n.file.f.Resource.Digest, b)
 	if len(b) >= largeFetch {
-		releaseMemory()
+		rd.mem.releaseSoon()
 	}
-	releaseWhenQuiet(len(b))
+	rd.mem.releaseWhenQuiet(len(b))
 	rd.noteLength(*n.file.f.Resource, b)
 	rd.failures.forget(n.path)
 }
@@ -495,73 +494,4 @@ func (rd *reader) fetchDynamic(ctx context.Context, n *node, gen uint64) ([]byte
 		rd.flags.note(n.file.key, flags)
 	}
 	return b, nil
-}
-
-// largeFetch is the size from which a fetch is worth returning its
-// transient memory to the system: decoding a response of n bytes briefly
-// takes several times n, and without this the daemon's RSS would stay at
-// the high-water mark of its largest fetch.
-const largeFetch = 1 << 20
-
-var (
-	releaseMu   sync.Mutex
-	releaseNext time.Time
-	releaseDue  bool
-)
-
-// quietRelease and quietBytes: once fetches of quietBytes or more in all
-// are followed by quietRelease without a fetch, freed memory is returned
-// to the system. A burst of small reads (an agent reading a tree) grows
-// the heap to its collection goal with garbage that the runtime would
-// otherwise keep for minutes; one collection at the end of the burst
-// gives it back.
-const (
-	quietRelease = time.Second
-	quietBytes   = 4 << 20
-)
-
-var quiet struct {
-	sync.Mutex
-	timer   *time.Timer
-	fetched int64 // bytes fetched since the last release
-}
-
-// releaseWhenQuiet counts n fetched bytes and, past quietBytes, (re)arms
-// the release for quietRelease from now.
-func releaseWhenQuiet(n int) {
-	quiet.Lock()
-	defer quiet.Unlock()
-	quiet.fetched += int64(n)
-	if quiet.fetched < quietBytes {
-		return
-	}
-	if quiet.timer == nil {
-		quiet.timer = time.AfterFunc(quietRelease, func() {
-			quiet.Lock()
-			quiet.fetched = 0
-			quiet.Unlock()
-			debug.FreeOSMemory()
-		})
-		return
-	}
-	quiet.timer.Reset(quietRelease)
-}
-
-// releaseMemory returns freed memory to the system soon, at most once every
-// two seconds, off the read path.
-func releaseMemory() {
-	releaseMu.Lock()
-	defer releaseMu.Unlock()
-	if releaseDue {
-		return
-	}
-	releaseDue = true
-	wait := max(time.Until(releaseNext), 100*time.Millisecond)
-	time.AfterFunc(wait, func() {
-		debug.FreeOSMemory()
-		releaseMu.Lock()
-		releaseDue = false
-		releaseNext = time.Now().Add(2 * time.Second)
-		releaseMu.Unlock()
-	})
 }

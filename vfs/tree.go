@@ -652,6 +652,37 @@ func (t *tree) catalog() *resolver.Catalog {
 	return c
 }
 
+// entries returns the paths that appeared in their directory and those that
+// left it between two trees of one origin (a path whose kind changed is in
+// both), so that the kernel forgets its negative and positive entries for
+// them; a directory that directory reads showed before the catalog held its
+// skill back or rejected it has left too.
+func entries(old, new *tree) (added, removed []string) {
+	if old == nil {
+		return nil, nil
+	}
+	for p, o := range old.nodes {
+		if n := new.nodes[p]; p != "" && (n == nil || n.isDir() != o.isDir()) {
+			removed = append(removed, p)
+		}
+	}
+	for p, n := range new.nodes {
+		if o := old.nodes[p]; p != "" && (o == nil || o.isDir() != n.isDir()) {
+			added = append(added, p)
+		}
+	}
+	for _, held := range []struct{ old, new map[string]bool }{{old.rejectedDirs, new.rejectedDirs}, {old.pendingDirs, new.pendingDirs}} {
+		for p := range held.new {
+			if !held.old[p] && new.nodes[p] == nil {
+				removed = append(removed, p)
+			}
+		}
+	}
+	slices.Sort(added)
+	slices.Sort(removed)
+	return added, slices.Compact(removed)
+}
+
 // changes lists what differs between two trees: files whose content or
 // metadata changed or that went away, and directories whose children or
 // time changed.

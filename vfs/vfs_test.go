@@ -282,7 +282,7 @@ func TestStaleEntryIsRefreshedWithSkillsGet(t *testing.T) {
 
 func TestIndexAndStatus(t *testing.T) {
 	f := newFixture(t, baseFiles, nil)
-	idx := f.fs.Index()
+	idx := vfs.Index{Skills: f.fs.Consent().Skills()}
 	byPath := map[string]vfs.SkillInfo{}
 	for _, s := range idx.Skills {
 		byPath[s.Path] = s
@@ -294,7 +294,7 @@ func TestIndexAndStatus(t *testing.T) {
 	if g := byPath["local/team/beta/gamma"]; g.NestedIn != "local/team/beta" {
 		t.Errorf("gamma nested_in = %q", g.NestedIn)
 	}
-	st := f.fs.Status()
+	st := f.fs.Consent().Status()
 	if len(st.Origins) != 1 || st.Origins[0].State != "connected" || st.Origins[0].Skills != 5 || st.Origins[0].Catalog != "live" {
 		t.Errorf("status: %+v", st.Origins)
 	}
@@ -355,7 +355,7 @@ func TestSavedCatalogServesVerifiedBytesOffline(t *testing.T) {
 	if _, err := v.ReadFile(ctx, "local/team/beta/data.txt"); err == nil {
 		t.Errorf("a never-verified file was served offline")
 	}
-	if st := v.Status().Origins[0]; st.Catalog != "saved" {
+	if st := v.Consent().Status().Origins[0]; st.Catalog != "saved" {
 		t.Errorf("catalog = %q, want saved", st.Catalog)
 	}
 }
@@ -386,7 +386,7 @@ func TestUnlistedSkillIsConfirmedWithSkillsGet(t *testing.T) {
 		t.Errorf("skills/get calls = %d, want 1", n)
 	}
 	var src string
-	for _, s := range f.fs.Index().Skills {
+	for _, s := range f.fs.Consent().Skills() {
 		if s.Path == "local/team/delta" {
 			src = s.Source
 		}
@@ -394,7 +394,7 @@ func TestUnlistedSkillIsConfirmedWithSkillsGet(t *testing.T) {
 	if src != "get" {
 		t.Errorf("source of the confirmed skill = %q, want get", src)
 	}
-	if st := f.fs.Status().Origins[0]; !strings.Contains(st.Truncated, "max_list_pages") {
+	if st := f.fs.Consent().Status().Origins[0]; !strings.Contains(st.Truncated, "max_list_pages") {
 		t.Errorf("status truncated = %q", st.Truncated)
 	}
 }
@@ -452,7 +452,7 @@ func TestConfirmedSkillsCountAgainstResourceCap(t *testing.T) {
 			if held := err == nil; held != tc.held {
 				t.Fatalf("stat delta/SKILL.md under max_list_resources %d: %v, want held %v", tc.cap, err, tc.held)
 			}
-			st := f.fs.Status().Origins[0]
+			st := f.fs.Consent().Status().Origins[0]
 			if tc.held && st.Skills != 2 {
 				t.Errorf("skills = %d, want 2", st.Skills)
 			}
@@ -472,7 +472,7 @@ func TestConfirmedSkillsCountAgainstByteCap(t *testing.T) {
 	// First learn the two sizes under a cap that cannot stop anything.
 	f := newFixture(t, baseFiles, func(o *config.Origin) { o.Limits.MaxListPages = 1 })
 	f.allowWarn = true
-	listed := f.fs.Status().Origins[0].ListBytes
+	listed := f.fs.Consent().Status().Origins[0].ListBytes
 	if _, err := f.fs.Stat(context.Background(), delta); err != nil {
 		t.Fatalf("stat %s with the default caps: %v", delta, err)
 	}
@@ -488,14 +488,14 @@ func TestConfirmedSkillsCountAgainstByteCap(t *testing.T) {
 		t.Run(fmt.Sprint(tc.cap), func(t *testing.T) {
 			f := newFixture(t, baseFiles, func(o *config.Origin) { o.Limits.MaxListPages = 1; o.Limits.MaxListBytes = int64(tc.cap) })
 			f.allowWarn = true
-			if got := f.fs.Status().Origins[0].ListBytes; got != listed {
+			if got := f.fs.Consent().Status().Origins[0].ListBytes; got != listed {
 				t.Fatalf("listing bytes %d under the cap, %d without: the listing itself was cut", got, listed)
 			}
 			_, err := f.fs.Stat(context.Background(), delta)
 			if held := err == nil; held != tc.held {
 				t.Fatalf("stat %s under max_list_bytes %d (listing %d + entry %d): %v, want held %v", delta, tc.cap, listed, len(ins.Entry), err, tc.held)
 			}
-			if st := f.fs.Status().Origins[0]; !tc.held && !strings.Contains(st.Truncated, "max_list_bytes") {
+			if st := f.fs.Consent().Status().Origins[0]; !tc.held && !strings.Contains(st.Truncated, "max_list_bytes") {
 				t.Errorf("truncated %q; want the max_list_bytes cap named", st.Truncated)
 			}
 		})

@@ -30,9 +30,9 @@ func startControl(ctx context.Context, v *vfs.Core, mnt string, opts mountOption
 		log.Warn("no control endpoint: skillfs status and the other commands will not find this mount", "err", err)
 		return func() {}
 	}
-	v.SetControl(srv.Socket())
+	v.Consent().SetControl(srv.Socket())
 	return func() {
-		v.SetControl("")
+		v.Consent().SetControl("")
 		srv.Close()
 	}
 }

@@ -207,7 +207,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		return nil
 	}
 	tuneGC()
-	if err := requireAll(opts, v.Status()); err != nil {
+	if err := requireAll(opts, v.Consent().Status()); err != nil {
 		return err
 	}
 	live, err := skfs.Start(mnt, v, skfs.Options{Debug: opts.debug, AllowOther: opts.allowOther, NoNotify: opts.noNotify, Logger: log})
@@ -221,7 +221,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		return usageError(err)
 	}
 	defer removePid()
-	summary := liveSummary(v.Status())
+	summary := liveSummary(v.Consent().Status())
 	log.Info("mounted", "path", mnt, "servers", summary)
 	fmt.Fprintf(opts.ready, "skillfs: mounted %s: %s\n", mnt, summary)
 	if opts.readyPipe != nil {

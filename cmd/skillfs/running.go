@@ -86,7 +86,7 @@ func (m *running) serve(ctx context.Context) error {
 			}
 			continue
 		case <-tick:
-			m.sd.status(liveSummary(m.v.Status()))
+			m.sd.status(liveSummary(m.v.Consent().Status()))
 			continue
 		case <-gone:
 			m.log.Info("unmounted from outside", "path", m.mnt)
