@@ -109,17 +109,6 @@ func withSkips(err error, skips []Skip) error {
 	return fmt.Errorf("%w%s", err, b.String())
 }
 
-// Running lists the mounts registered in dirs whose daemons answer.
-func Running(dirs []string) []string {
-	var out []string
-	live, _ := running(dirs)
-	for _, r := range live {
-		out = append(out, r.Mountpoint)
-	}
-	slices.Sort(out)
-	return out
-}
-
 func running(dirs []string) ([]registration, []Skip) {
 	var out []registration
 	var skips []Skip

@@ -145,9 +145,6 @@ func New(opts Options) *Session {
 	return o
 }
 
-// Label is the origin's host-assigned label.
-func (o *Session) Label() string { return o.cfg.Label }
-
 // Status returns a snapshot of the origin's state.
 func (o *Session) Status() Status {
 	o.mu.Lock()

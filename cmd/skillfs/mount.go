@@ -145,20 +145,16 @@ func newLogger(w io.Writer, level string, debug bool) (*slog.Logger, error) {
 // defaultGCPercent is the daemon's GOGC unless the environment sets one.
 const defaultGCPercent = 50
 
+// runMount mounts the configured servers at mountpoint and serves them
+// until ctx ends or the mount is unmounted. Each step (mount_steps.go)
+// hands back what undoes it, deferred here, so the way out is the way in
+// reversed.
 func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
-	var logs *logFile
-	if opts.logFile != "" {
-		lf, err := openLogFile(opts.logFile)
-		if err != nil {
-			return err
-		}
-		defer lf.Close()
-		logs, opts.logOut = lf, lf
-	}
-	log, err := newLogger(opts.logOut, opts.logLevel, opts.debug)
+	log, logs, closeLogs, err := openLogs(&opts)
 	if err != nil {
 		return err
 	}
+	defer closeLogs()
 	// From here on SIGHUP is caught (and acted on once the mount is
 	// live), so that a reload sent during startup does not end it.
 	sigs, stopSignals := catchSignals()
@@ -168,41 +164,20 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		return usageError(err)
 	}
 	defer stopProfiles()
-	mnt, err := filepath.Abs(mountpoint)
-	if err != nil {
-		return usageError(err)
-	}
-	if err := config.CheckPlacement(mnt, config.Homes()...); err != nil {
-		return usageError(fmt.Errorf("refusing mountpoint: %w", err))
-	}
-	if err := skfs.Available(); err != nil {
-		return &exitError{code: exitMount, err: err}
-	}
-	origins, err := loadOrigins(ctx, opts, log)
+	mnt, err := mountTarget(mountpoint)
 	if err != nil {
 		return err
 	}
-	defer origins.Close()
-	origins.Config.SetShared(opts.allowOther) // a private listing is not shown to other users
-	st, err := openMountStore(opts, mnt, origins.Config, log)
+	origins, st, closeOrigins, err := openOrigins(ctx, opts, mnt, log)
 	if err != nil {
 		return err
 	}
-	defer st.Close() // waits for disk writes under way
-	origins.IdentityKey = st.IdentityKey
-	if err := skfs.PrepareMountpoint(mnt, log); err != nil {
-		return &exitError{code: exitMount, err: err}
-	}
-	v, err := vfs.New(vfs.Options{Config: origins.Config, Store: st, Dial: origins.Dial, Logger: log, Version: versionString(), StaleRetry: opts.staleRetry, MountPoint: mnt})
+	defer closeOrigins()
+	v, stopCore, err := startCore(ctx, opts, origins, st, mnt, log)
 	if err != nil {
 		return err
 	}
-	vctx, stopOrigins := context.WithCancel(context.WithoutCancel(ctx))
-	defer func() {
-		stopOrigins()
-		waitTimeout(v.Wait, 10*time.Second)
-	}()
-	v.Start(vctx)
+	defer stopCore()
 	if !waitReady(ctx, v, opts.startupTimeout, log) {
 		return nil
 	}
@@ -221,16 +196,9 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		return usageError(err)
 	}
 	defer removePid()
-	summary := liveSummary(v.Consent().Status())
-	log.Info("mounted", "path", mnt, "servers", summary)
-	fmt.Fprintf(opts.ready, "skillfs: mounted %s: %s\n", mnt, summary)
-	if opts.readyPipe != nil {
-		opts.readyPipe.Close() // the --daemon parent returns on this
-	}
-	var sd notifier
-	sd.send("READY=1", "STATUS="+summary)
+	sd := announce(opts, v, mnt, log)
 	defer sd.send("STOPPING=1")
-	m := &running{live: live, v: v, mnt: mnt, opts: opts, log: log, logs: logs, sd: &sd, origins: origins, sigs: sigs}
+	m := &running{live: live, v: v, mnt: mnt, opts: opts, log: log, logs: logs, sd: sd, origins: origins, sigs: sigs}
 	return m.serve(ctx)
 }
 

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/skillfs/skillfs/config"
+	skfs "github.com/skillfs/skillfs/fs"
+	"github.com/skillfs/skillfs/store"
+	"github.com/skillfs/skillfs/vfs"
+)
+
+// The steps of runMount, in the order it takes them. Each returns what
+// undoes it, for runMount to defer.
+
+// openLogs opens --log-file, if any, as opts' log output, and makes the
+// mount's logger.
+func openLogs(opts *mountOptions) (*slog.Logger, *logFile, func(), error) {
+	var logs *logFile
+	closeLogs := func() {}
+	if opts.logFile != "" {
+		lf, err := openLogFile(opts.logFile)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		logs, opts.logOut, closeLogs = lf, lf, func() { lf.Close() }
+	}
+	log, err := newLogger(opts.logOut, opts.logLevel, opts.debug)
+	if err != nil {
+		closeLogs()
+		return nil, nil, nil, err
+	}
+	return log, logs, closeLogs, nil
+}
+
+// mountTarget is the absolute mountpoint, refused where an agent's own
+// discovery folders would find the skills (config.CheckPlacement), and
+// refused before any server starts when this system cannot mount FUSE.
+func mountTarget(mountpoint string) (string, error) {
+	mnt, err := filepath.Abs(mountpoint)
+	if err != nil {
+		return "", usageError(err)
+	}
+	if err := config.CheckPlacement(mnt, config.Homes()...); err != nil {
+		return "", usageError(fmt.Errorf("refusing mountpoint: %w", err))
+	}
+	if err := skfs.Available(); err != nil {
+		return "", &exitError{code: exitMount, err: err}
+	}
+	return mnt, nil
+}
+
+// openOrigins loads the servers to mount and opens the cache they are kept
+// in, and readies the mountpoint. The returned func closes both, waiting
+// for disk writes under way.
+func openOrigins(ctx context.Context, opts mountOptions, mnt string, log *slog.Logger) (*servers, *store.Store, func(), error) {
+	origins, err := loadOrigins(ctx, opts, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	origins.Config.SetShared(opts.allowOther) // a private listing is not shown to other users
+	st, err := openMountStore(opts, mnt, origins.Config, log)
+	if err != nil {
+		origins.Close()
+		return nil, nil, nil, err
+	}
+	closeAll := func() {
+		st.Close()
+		origins.Close()
+	}
+	origins.IdentityKey = st.IdentityKey
+	if err := skfs.PrepareMountpoint(mnt, log); err != nil {
+		closeAll()
+		return nil, nil, nil, &exitError{code: exitMount, err: err}
+	}
+	return origins, st, closeAll, nil
+}
+
+// startCore makes the mount's core and starts its origins. They outlive
+// ctx (a stop signal ends the mount first); the returned func stops them
+// and waits a while for their sessions to end.
+func startCore(ctx context.Context, opts mountOptions, origins *servers, st *store.Store, mnt string, log *slog.Logger) (*vfs.Core, func(), error) {
+	v, err := vfs.New(vfs.Options{Config: origins.Config, Store: st, Dial: origins.Dial, Logger: log, Version: versionString(), StaleRetry: opts.staleRetry, MountPoint: mnt})
+	if err != nil {
+		return nil, nil, err
+	}
+	vctx, stopOrigins := context.WithCancel(context.WithoutCancel(ctx))
+	v.Start(vctx)
+	return v, func() {
+		stopOrigins()
+		waitTimeout(v.Wait, 10*time.Second)
+	}, nil
+}
+
+// announce tells whoever started the mount that it is live: the log, the
+// ready line (opts.ready), the --daemon parent and systemd.
+func announce(opts mountOptions, v *vfs.Core, mnt string, log *slog.Logger) *notifier {
+	summary := liveSummary(v.Consent().Status())
+	log.Info("mounted", "path", mnt, "servers", summary)
+	fmt.Fprintf(opts.ready, "skillfs: mounted %s: %s\n", mnt, summary)
+	if opts.readyPipe != nil {
+		opts.readyPipe.Close() // the --daemon parent returns on this
+	}
+	sd := &notifier{}
+	sd.send("READY=1", "STATUS="+summary)
+	return sd
+}
