@@ -470,9 +470,9 @@ func (h *handler) status() StatusReport {
 	avail, failed := map[string]int{}, map[string]int{}
 	for _, s := range h.api.Skills() {
 		switch s.State {
-		case "available", "dynamic":
+		case wire.SkillAvailable, wire.SkillDynamic:
 			avail[s.Origin]++
-		case "failed":
+		case wire.SkillFailed:
 			failed[s.Origin]++
 		}
 	}

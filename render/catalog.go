@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/skillfs/skillfs/control/wire"
 )
 
 // The catalog is what a host puts in the model's context so that the model
@@ -107,13 +109,13 @@ func CatalogEntries(s *Snapshot) ([]CatalogEntry, NotListed) {
 	var rows []SkillInfo
 	for _, si := range s.Index.Skills {
 		switch {
-		case si.State == "rejected":
+		case si.State == wire.SkillRejected:
 			out.Rejected++
-		case si.State == "pending" || (si.Approval != "" && si.Approval != "approved"):
+		case si.State == wire.SkillPending || (si.Approval != "" && si.Approval != "approved"):
 			out.Pending++
-		case si.State == "failed":
+		case si.State == wire.SkillFailed:
 			out.Failed++
-		case si.State != "available" && si.State != "dynamic":
+		case si.State != wire.SkillAvailable && si.State != wire.SkillDynamic:
 			out.Failed++ // a state this renderer does not know: not loadable
 		case !connected[si.Origin]:
 			out.NotConnected++

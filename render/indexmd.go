@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/skillfs/skillfs/control/wire"
 )
 
 // index.md and .skillfs/servers/LABEL.md are written for a model's context,
@@ -91,7 +93,7 @@ func newView(snap *Snapshot) *indexView {
 
 func (s *serverIndex) add(si SkillInfo) {
 	switch si.State {
-	case "rejected":
+	case wire.SkillRejected:
 		s.rejected[cmp.Or(si.Reason, "unknown")]++
 		s.nRejects++
 	case "pending":
@@ -429,7 +431,7 @@ func (s *serverIndex) health() string {
 		}
 		h += ": " + reasonText(st.LastError) + "); retrying"
 	default:
-		h = mdTextN(st.State, 40)
+		h = mdTextN(string(st.State), 40)
 	}
 	switch {
 	case st.Withheld != "":

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/control/wire"
 )
 
 // longDesc is a description at the SEP's 1024-character limit with
@@ -17,7 +18,7 @@ import (
 var longDesc = strings.Repeat("Formats *tables* & <charts> for `reports`; ", 24)[:1024]
 
 // fakeServer is a server's part of a view with n available skills.
-func fakeServer(label string, state string, n int) *serverIndex {
+func fakeServer(label string, state wire.OriginState, n int) *serverIndex {
 	s := &serverIndex{label: label, rejected: map[string]int{}, st: OriginStatus{
 		Label: label, State: state, Catalog: "live",
 		ListedAt: time.Date(2026, 11, 30, 12, 3, 0, 0, time.UTC),

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/skillfs/skillfs/control/wire"
 	"github.com/skillfs/skillfs/verify"
 )
 
@@ -162,12 +163,12 @@ func skillLine(s SkillInfo) string {
 		name = "**" + mdCode(s.Name) + "**"
 	}
 	var notes []string
-	if s.State != "available" {
-		st := mdText(s.State)
+	if s.State != wire.SkillAvailable {
+		st := mdText(string(s.State))
 		if s.Reason != "" {
 			st += ": " + mdText(s.Reason)
 		}
-		if s.State == "failed" && s.Detail != "" {
+		if s.State == wire.SkillFailed && s.Detail != "" {
 			st += " — " + mdTextN(s.Detail, 160)
 		}
 		notes = append(notes, st)

@@ -1,5 +1,7 @@
 package render
 
+import "github.com/skillfs/skillfs/control/wire"
+
 // MetaDir is the directory of generated files at the mount's root.
 const MetaDir = ".skillfs"
 
@@ -12,15 +14,15 @@ const (
 )
 
 // The states of an origin (status.json's "state"), as the resolver names
-// them; render does not import the resolver.
+// them (wire.OriginState); render does not import the resolver.
 const (
-	stateConnecting = "connecting"
-	stateConnected  = "connected"
-	stateNoSkills   = "no-skills"
-	stateOffline    = "offline"
-	stateFailed     = "failed-to-start"
-	stateGaveUp     = "gave-up"
-	stateStopped    = "stopped"
+	stateConnecting = wire.OriginConnecting
+	stateConnected  = wire.OriginConnected
+	stateNoSkills   = wire.OriginNoSkills
+	stateOffline    = wire.OriginOffline
+	stateFailed     = wire.OriginFailed
+	stateGaveUp     = wire.OriginGaveUp
+	stateStopped    = wire.OriginStopped
 )
 
 // A Snapshot is everything the generated files are rendered from, taken

@@ -11,7 +11,7 @@ import (
 	"github.com/skillfs/skillfs/store"
 )
 
-// An origin is one configured server as the mount holds it: its session
+// A branch is one origin (a configured server) as the mount holds it: its session
 // (resolver), its catalog of held entries, its read path and its directory
 // reads, each a part of its own with its own lock.
 type branch struct {

@@ -179,7 +179,7 @@ func (o *branch) info(uri string) (SkillInfo, bool) {
 	}
 	for _, r := range t.rejected {
 		if r.URI == uri {
-			return SkillInfo{Origin: o.cfg.Label, URI: r.URI, State: "rejected", Reason: string(r.Reason), Detail: r.Detail}, true
+			return SkillInfo{Origin: o.cfg.Label, URI: r.URI, State: wire.SkillRejected, Reason: string(r.Reason), Detail: r.Detail}, true
 		}
 	}
 	return SkillInfo{}, false
@@ -328,7 +328,7 @@ func (c *Consent) Approve(refs []SkillRef, all string) (_ []SkillInfo, err error
 		ix := byURI{}
 		for i, r := range refs {
 			if _, err := c.findIn(r, ix); errors.Is(err, ErrNotExist) {
-				gone[i] = SkillInfo{Origin: r.Origin, URI: r.URI, Path: r.Path, State: "removed",
+				gone[i] = SkillInfo{Origin: r.Origin, URI: r.URI, Path: r.Path, State: wire.SkillRemoved,
 					Detail: "not approved: the server's listing no longer has this skill"}
 				continue
 			}
@@ -552,7 +552,7 @@ func (c *Consent) rows(fds []found, notes []string) []SkillInfo {
 	for i, fd := range fds {
 		si, ok := infos[fd.o][fd.sn.uri()]
 		if !ok {
-			si = SkillInfo{Origin: fd.o.cfg.Label, URI: fd.sn.uri(), Path: joinPath(fd.o.cfg.Label, fd.sn.path), State: "removed",
+			si = SkillInfo{Origin: fd.o.cfg.Label, URI: fd.sn.uri(), Path: joinPath(fd.o.cfg.Label, fd.sn.path), State: wire.SkillRemoved,
 				Detail: "the server's listing no longer has this skill"}
 		}
 		if notes[i] != "" {
@@ -585,7 +585,7 @@ func (o *branch) infos(uris map[string]bool) map[string]SkillInfo {
 	for _, r := range t.rejected {
 		if uris[r.URI] {
 			if _, ok := out[r.URI]; !ok {
-				out[r.URI] = SkillInfo{Origin: o.cfg.Label, URI: r.URI, State: "rejected", Reason: string(r.Reason), Detail: r.Detail}
+				out[r.URI] = SkillInfo{Origin: o.cfg.Label, URI: r.URI, State: wire.SkillRejected, Reason: string(r.Reason), Detail: r.Detail}
 			}
 		}
 	}

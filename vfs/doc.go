@@ -13,10 +13,13 @@
 // lists exactly its manifest, and nothing a server says outside the manifest
 // (a directory read, a stray resources/list entry) adds a file to it.
 //
-// Rooms. Core (fs.go) is the router: it maps a mount-relative path to an
-// origin's branch (branch.go) or to the generated files (meta.go), and
-// carries the feed of Change values that fs subscribes to. A branch is one
-// origin's part of the mount, made of parts that each have their own lock:
+// Rooms. Core (fs.go) is the mount surface: one route maps a
+// mount-relative path to an origin's branch (branch.go) or to the
+// generated files (meta.go), and it carries the feed of Change values
+// that fs subscribes to. Consent (consent.go) is what the control socket
+// serves the user's commands. Each mount has its own memory policy
+// (memory.go). A branch is one origin's part of the mount, made of parts
+// that each have their own lock:
 //
 //   - catalog (catalog.go, times.go): the held entries — the immutable
 //     tree, swaps, the unlisted skills confirmed with skills/get, the saved
@@ -63,7 +66,7 @@
 // index.json ("withheld") say why. The catalog is still saved for the
 // mounting user.
 //
-// Approval. Under approval: required (approval.go, control.go) the catalog
+// Approval. Under approval: required (approval.go, consent.go) the catalog
 // places only skills whose approval holds: a Binding of origin identity,
 // URI, frontmatter and every (uri, size, digest), compared on every swap.
 // The others are held back whole (in the control API's rows: state

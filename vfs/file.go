@@ -57,11 +57,11 @@ const ReasonChanged = "changed"
 // Lookup returns the attributes of the node at a mount-relative path and,
 // for a file of an origin, the File of its current version. Generated
 // files and directories have no File.
-func (f *Core) Lookup(ctx context.Context, p string) (Attr, *File, error) {
-	at := f.route(p)
+func (c *Core) Lookup(ctx context.Context, p string) (Attr, *File, error) {
+	at := c.route(p)
 	switch at.kind {
 	case atRoot, atMeta:
-		a, err := f.Stat(ctx, p)
+		a, err := c.Stat(ctx, p)
 		return a, nil, err
 	case atNowhere:
 		return Attr{}, nil, ErrNotExist

@@ -24,7 +24,7 @@ import (
 // MetaDir is the name of the generated directory at the mount root.
 const MetaDir = wire.MetaDir
 
-// Options configure an FS.
+// Options configure a Core.
 type Options struct {
 	Config *config.Config
 	Store  *store.Store
@@ -57,7 +57,11 @@ type Change struct {
 	Added, Removed []string
 }
 
-// FS is the mount's core: the origins, their trees and the read path.
+// Core is the mount's surface: what the kernel (through package fs) and
+// the generated files need — Lookup, Stat, ReadDir, ReadFile, Xattrs, the
+// feed of Changes — and the mount's life (Start, Ready, Apply, Stop). Every
+// path goes through one route to the origin's branch or the generated
+// files. What the user's commands act on is its Consent.
 type Core struct {
 	opts       Options
 	log        *slog.Logger
@@ -87,7 +91,7 @@ type Core struct {
 	wg  sync.WaitGroup
 }
 
-// New builds the FS for a config. Nothing connects until Start.
+// New builds the Core for a config. Nothing connects until Start.
 func New(opts Options) (*Core, error) {
 	log := opts.Logger
 	if log == nil {
@@ -120,7 +124,7 @@ func New(opts Options) (*Core, error) {
 
 // Consent is the mount as the control endpoint serves it to the user's
 // commands.
-func (f *Core) Consent() *Consent { return f.consent }
+func (c *Core) Consent() *Consent { return c.consent }
 
 // branches is the origins the mount serves, shared by the mount and its
 // Consent; Apply swaps in another set.
@@ -136,8 +140,8 @@ type branchSet struct {
 }
 
 // all yields every origin in label order, from one set.
-func (f *branches) all() iter.Seq2[string, *branch] {
-	set := f.set.Load()
+func (b *branches) all() iter.Seq2[string, *branch] {
+	set := b.set.Load()
 	return func(yield func(string, *branch) bool) {
 		for _, label := range set.labels {
 			if !yield(label, set.byLabel[label]) {
@@ -148,31 +152,31 @@ func (f *branches) all() iter.Seq2[string, *branch] {
 }
 
 // branch returns the origin with a label.
-func (f *branches) branch(label string) (*branch, bool) {
-	o, ok := f.set.Load().byLabel[label]
+func (b *branches) branch(label string) (*branch, bool) {
+	o, ok := b.set.Load().byLabel[label]
 	return o, ok
 }
 
 // Start loads each origin's saved catalog and starts its supervisor. The
 // supervisors stop when ctx ends; Wait waits for them.
-func (f *Core) Start(ctx context.Context) {
-	f.reloadMu.Lock()
-	defer f.reloadMu.Unlock()
-	f.runCtx = ctx
-	for _, o := range f.all() {
-		f.arm(o)
+func (c *Core) Start(ctx context.Context) {
+	c.reloadMu.Lock()
+	defer c.reloadMu.Unlock()
+	c.runCtx = ctx
+	for _, o := range c.all() {
+		c.arm(o)
 	}
-	for _, o := range f.all() {
-		f.launch(o)
+	for _, o := range c.all() {
+		c.launch(o)
 	}
 }
 
 // Stop stops every origin's supervisor and fails the reads waiting on a
 // server (ReasonStopped), so that an unmount need not wait for a stalled
 // server's call timeout. Bytes already held are still served.
-func (f *Core) Stop() {
-	f.stopped.Store(true)
-	for _, o := range f.all() {
+func (c *Core) Stop() {
+	c.stopped.Store(true)
+	for _, o := range c.all() {
 		if o.stop != nil {
 			o.stop()
 		}
@@ -181,23 +185,23 @@ func (f *Core) Stop() {
 
 // arm gives an origin the context it lives in, before any read can reach
 // it.
-func (f *Core) arm(o *branch) {
-	o.life, o.stop = context.WithCancel(f.runCtx)
+func (c *Core) arm(o *branch) {
+	o.life, o.stop = context.WithCancel(c.runCtx)
 	o.rd.life = o.life
 	o.done = make(chan struct{})
 }
 
 // launch loads an armed origin's saved state and starts its supervisor,
 // which runs until Start's context ends or the origin is stopped.
-func (f *Core) launch(o *branch) {
+func (c *Core) launch(o *branch) {
 	o.rd.flags.load()
 	o.approvals.load()
 	if o.cat.loadSaved() {
 		o.markReady()
 	}
-	f.wg.Add(1)
+	c.wg.Add(1)
 	go func() {
-		defer f.wg.Done()
+		defer c.wg.Done()
 		defer close(o.done)
 		o.res.Run(o.life)
 		o.rd.flags.stop() // a save still waiting for its delay
@@ -244,17 +248,17 @@ func (f *feed) publish(c Change) {
 }
 
 // Wait waits for the supervisors started by Start to stop.
-func (f *Core) Wait() { f.wg.Wait() }
+func (c *Core) Wait() { c.wg.Wait() }
 
 // Ready waits until every origin has a catalog (live or saved) or has
 // failed its first connection, or until ctx ends. It reports the labels
 // still waiting.
-func (f *Core) Ready(ctx context.Context) []string {
+func (c *Core) Ready(ctx context.Context) []string {
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		var waiting []string
-		for label, o := range f.all() {
+		for label, o := range c.all() {
 			select {
 			case <-o.ready:
 				continue
@@ -273,19 +277,19 @@ func (f *Core) Ready(ctx context.Context) []string {
 		select {
 		case <-ctx.Done():
 			return waiting
-		case <-f.readied:
+		case <-c.readied:
 		case <-tick.C:
 		}
 	}
 }
 
 // labels returns the origin labels in order.
-func (f *branches) labels() []string { return slices.Clone(f.set.Load().labels) }
+func (b *branches) labels() []string { return slices.Clone(b.set.Load().labels) }
 
 // Refresh asks every origin to enumerate again (SIGHUP); an origin that gave
 // up starting tries again.
-func (f *Core) Refresh() {
-	for _, o := range f.all() {
+func (c *Core) Refresh() {
+	for _, o := range c.all() {
 		o.res.Refresh()
 	}
 }
@@ -321,10 +325,10 @@ const (
 
 // route is where every operation on a mount-relative path turns to the
 // part of the mount that serves it.
-func (f *branches) route(p string) place {
+func (b *branches) route(p string) place {
 	at := locate(p)
 	if at.kind == atNowhere {
-		at.o, _ = f.branch(at.label)
+		at.o, _ = b.branch(at.label)
 		if at.o != nil {
 			at.kind = atOrigin
 		}
@@ -380,12 +384,12 @@ var ErrNotExist = errors.New("no such file or directory")
 
 // Stat describes the node at a mount-relative path ("" is the root). It
 // may ask the server for a directory read (dirread.go), never for a file.
-func (f *Core) Stat(ctx context.Context, p string) (Attr, error) {
-	switch at := f.route(p); at.kind {
+func (c *Core) Stat(ctx context.Context, p string) (Attr, error) {
+	switch at := c.route(p); at.kind {
 	case atRoot:
-		return Attr{Kind: KindDir, Ino: 1, Mtime: f.started}, nil
+		return Attr{Kind: KindDir, Ino: 1, Mtime: c.started}, nil
 	case atMeta:
-		return f.gen.statMeta(p)
+		return c.gen.statMeta(p)
 	case atOrigin:
 		n, err := at.o.lookup(ctx, at.rest)
 		if err != nil {
@@ -422,10 +426,10 @@ func (o *branch) attr(n *node) Attr {
 }
 
 // ReadDir lists the directory at a mount-relative path.
-func (f *Core) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
-	switch at := f.route(p); at.kind {
+func (c *Core) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
+	switch at := c.route(p); at.kind {
 	case atRoot:
-		set := f.set.Load()
+		set := c.set.Load()
 		out := make([]DirEntry, 0, len(set.labels)+1)
 		out = append(out, DirEntry{Name: MetaDir, Kind: KindDir, Ino: metaIno(MetaDir)})
 		for _, label := range set.labels {
@@ -434,7 +438,7 @@ func (f *Core) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 		}
 		return out, nil
 	case atMeta:
-		return f.gen.readMetaDir(p)
+		return c.gen.readMetaDir(p)
 	case atOrigin:
 		return at.o.readDir(ctx, at.rest)
 	}
@@ -497,8 +501,8 @@ var ErrNotDir = errors.New("not a directory")
 // DirCacheable reports whether the kernel may keep a directory's listing
 // until it is told the directory changed: true unless directory reads can
 // change it between catalog swaps.
-func (f *Core) DirCacheable(p string) bool {
-	switch at := f.route(p); at.kind {
+func (c *Core) DirCacheable(p string) bool {
+	switch at := c.route(p); at.kind {
 	case atRoot:
 		return true
 	case atMeta:

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillfs/skillfs/control/wire"
 	"github.com/skillfs/skillfs/render"
 	"github.com/skillfs/skillfs/verify"
 )
@@ -261,7 +262,7 @@ func (m *generated) buildIndex() (idx, model Index) {
 			switch {
 			case !hide:
 				model.Skills = append(model.Skills, si)
-			case si.State == "rejected":
+			case si.State == wire.SkillRejected:
 				countRejected(&model, label, si.Reason)
 			default:
 				if model.PendingApproval == nil {
@@ -271,7 +272,7 @@ func (m *generated) buildIndex() (idx, model Index) {
 			}
 		}
 		for _, r := range t.rejected {
-			si := SkillInfo{Origin: label, URI: r.URI, State: "rejected", Reason: string(r.Reason), Detail: r.Detail}
+			si := SkillInfo{Origin: label, URI: r.URI, State: wire.SkillRejected, Reason: string(r.Reason), Detail: r.Detail}
 			if u, err := verify.ParseURI(r.URI); err == nil {
 				if d, ok := u.Parent(); ok {
 					si.Path = joinPath(label, d.Path())
@@ -360,13 +361,13 @@ func setCollisions(rows []SkillInfo) {
 	// naming all of them would make the index grow as the square of the
 	// skills sharing a name.
 	for _, s := range rows {
-		if s.State != "rejected" && s.Name != "" {
+		if s.State != wire.SkillRejected && s.Name != "" {
 			byName[s.Name] = append(byName[s.Name], s.Path)
 		}
 	}
 	for i := range rows {
 		s := &rows[i]
-		if s.State == "rejected" || s.Name == "" {
+		if s.State == wire.SkillRejected || s.Name == "" {
 			continue
 		}
 		// same holds this row too: the others are one fewer. Only the
@@ -393,7 +394,7 @@ func (o *branch) skillInfo(t *tree, sn *skillNode, failures map[string]failure) 
 		Path:        joinPath(o.cfg.Label, sn.path),
 		Name:        s.Entry.Name(),
 		Description: s.Entry.Description(),
-		State:       "available",
+		State:       wire.SkillAvailable,
 		Source:      sn.source,
 		Files:       len(s.Files),
 	}
@@ -412,7 +413,7 @@ func (o *branch) skillInfo(t *tree, sn *skillNode, failures map[string]failure) 
 	slices.Sort(si.Flags)
 	si.Flags = slices.Compact(si.Flags)
 	if s.Dynamic {
-		si.State = "dynamic"
+		si.State = wire.SkillDynamic
 	}
 	var last failure
 	for _, file := range s.Files {
@@ -434,7 +435,7 @@ func (o *branch) skillInfo(t *tree, sn *skillNode, failures map[string]failure) 
 		}
 	}
 	if last.reason != "" {
-		si.State = "failed"
+		si.State = wire.SkillFailed
 		si.Reason = last.reason
 	}
 	if o.approvals.required() {
@@ -453,14 +454,14 @@ func (o *branch) waitingInfo(t *tree, h heldBack) SkillInfo {
 		Path:        joinPath(o.cfg.Label, h.sn.path),
 		Name:        s.Entry.Name(),
 		Description: s.Entry.Description(),
-		State:       "pending",
+		State:       wire.SkillPending,
 		Source:      h.sn.source,
 		Files:       len(s.Files),
 		Approval:    h.state,
 	}
 	switch h.state {
 	case approvalRefused:
-		si.State, si.Reason, si.Detail = "rejected", ReasonNotApprovable, refusedDetail
+		si.State, si.Reason, si.Detail = wire.SkillRejected, ReasonNotApprovable, refusedDetail
 	case approvalChanged:
 		si.Reason = "changed since approved"
 		si.Detail = "the server's entry differs from the approved one; see skillfs pending"
@@ -495,7 +496,7 @@ func (m *generated) Status() Status {
 			kind = "in-process"
 		}
 		ost := OriginStatus{
-			Label: label, ID: o.id, Transport: kind, State: string(rs.State),
+			Label: label, ID: o.id, Transport: kind, State: wire.OriginState(rs.State),
 			Protocol: rs.Protocol, ServerName: rs.ServerName, DirectoryRead: rs.DirectoryRead,
 			Catalog: t.source, Skills: len(t.skills), Rejected: len(t.rejected), Truncated: t.truncated,
 			ListResources: t.resources, ListBytes: t.bytes, CacheScope: t.scope, Withheld: t.withheld,
@@ -522,8 +523,8 @@ func (m *generated) Status() Status {
 	return st
 }
 
-func (f *Core) hasBranch(label string) bool {
-	_, ok := f.branch(label)
+func (c *Core) hasBranch(label string) bool {
+	_, ok := c.branch(label)
 	return ok
 }
 
@@ -534,11 +535,11 @@ type Xattr struct {
 }
 
 // Xattrs returns the extended attributes of a mount-relative path.
-func (f *Core) Xattrs(ctx context.Context, p string) ([]Xattr, error) {
-	at := f.route(p)
+func (c *Core) Xattrs(ctx context.Context, p string) ([]Xattr, error) {
+	at := c.route(p)
 	switch at.kind {
 	case atRoot, atMeta:
-		if _, err := f.Stat(ctx, p); err != nil {
+		if _, err := c.Stat(ctx, p); err != nil {
 			return nil, err
 		}
 		return nil, nil

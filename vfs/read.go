@@ -77,11 +77,11 @@ func reasonOf(err error) string {
 // ReadFile returns the whole verified content of the file at p: what a
 // reader that opens it now and reads to the end gets. The slice must not be
 // modified.
-func (f *Core) ReadFile(ctx context.Context, p string) ([]byte, error) {
-	if at := f.route(p); at.kind == atMeta && p != MetaDir {
-		return f.gen.renderMeta(p)
+func (c *Core) ReadFile(ctx context.Context, p string) ([]byte, error) {
+	if at := c.route(p); at.kind == atMeta && p != MetaDir {
+		return c.gen.renderMeta(p)
 	}
-	_, fl, err := f.Lookup(ctx, p)
+	_, fl, err := c.Lookup(ctx, p)
 	if err != nil {
 		return nil, err
 	}

@@ -47,12 +47,12 @@ var errStopping = errors.New("apply: the mount is stopping")
 
 // NoteReload records how a reload of the config ended: err nil clears a
 // failure shown in status.json, any other is shown there until then.
-func (f *Core) NoteReload(err error) {
+func (c *Core) NoteReload(err error) {
 	if err == nil {
-		f.reload.Store(nil)
+		c.reload.Store(nil)
 		return
 	}
-	f.reload.Store(&ReloadStatus{At: f.now(), Error: err.Error()})
+	c.reload.Store(&ReloadStatus{At: c.now(), Error: err.Error()})
 }
 
 // stopWait bounds how long Apply waits for a stopped origin's supervisor:
@@ -67,16 +67,16 @@ const stopWait = 10 * time.Second
 //
 // Files open under a removed or changed origin keep their version: a read of
 // bytes already held is served, a read that needs the server fails with EIO.
-func (f *Core) Apply(cfg *config.Config) (Reload, error) {
-	f.reloadMu.Lock()
-	defer f.reloadMu.Unlock()
-	if f.runCtx == nil {
+func (c *Core) Apply(cfg *config.Config) (Reload, error) {
+	c.reloadMu.Lock()
+	defer c.reloadMu.Unlock()
+	if c.runCtx == nil {
 		return Reload{}, fmt.Errorf("apply: the mount has not started")
 	}
-	if f.stopped.Load() {
+	if c.stopped.Load() {
 		return Reload{}, errStopping
 	}
-	old := f.set.Load()
+	old := c.set.Load()
 	next := &branchSet{byLabel: map[string]*branch{}}
 	var r Reload
 	var stop, start []*branch
@@ -93,11 +93,11 @@ func (f *Core) Apply(cfg *config.Config) (Reload, error) {
 			next.labels = append(next.labels, oc.Label)
 			continue
 		}
-		so, err := f.opts.Store.Bucket(oc.ID())
+		so, err := c.opts.Store.Bucket(oc.ID())
 		if err != nil {
 			return Reload{}, fmt.Errorf("store for %s: %w", oc.Label, err)
 		}
-		o := newBranch(f, oc, so)
+		o := newBranch(c, oc, so)
 		next.byLabel[oc.Label] = o
 		next.labels = append(next.labels, oc.Label)
 		start = append(start, o)
@@ -135,13 +135,13 @@ func (f *Core) Apply(cfg *config.Config) (Reload, error) {
 		}
 	}
 	for _, o := range start {
-		f.arm(o)
+		c.arm(o)
 	}
-	f.set.Store(next)
+	c.set.Store(next)
 	for _, o := range start {
-		f.launch(o)
+		c.launch(o)
 	}
-	if f.stopped.Load() {
+	if c.stopped.Load() {
 		// Stop ran meanwhile and may have missed the origins started here
 		// (it stops those of the set it saw): stop them, and keep the
 		// set, which no longer serves anything new.
@@ -156,6 +156,6 @@ func (f *Core) Apply(cfg *config.Config) (Reload, error) {
 	names = append(names, r.Added...)
 	names = append(names, r.Removed...)
 	names = append(names, r.Changed...)
-	f.publish(Change{Files: names, Dirs: []string{""}})
+	c.publish(Change{Files: names, Dirs: []string{""}})
 	return r, nil
 }

@@ -249,7 +249,7 @@ func newListCommand() *cobra.Command {
 				if p == "" {
 					p = s.Origin + " " + s.URI
 				}
-				state := s.State
+				state := string(s.State)
 				if s.Reason != "" {
 					state += " (" + s.Reason + ")"
 				}
@@ -339,7 +339,7 @@ func printInspection(w io.Writer, in inspectOutput) error {
 	fmt.Fprintf(tw, "uri\t%s\n", cell(s.URI, 0))
 	fmt.Fprintf(tw, "name\t%s\n", cell(s.Name, 0))
 	fmt.Fprintf(tw, "description\t%s\n", cell(s.Description, 200))
-	state := s.State
+	state := string(s.State)
 	if s.Reason != "" {
 		state += " (" + s.Reason + ")"
 	}

@@ -154,9 +154,9 @@ type SkillInfo struct {
 	// of the tree; a dynamic skill under approval: required is rejected
 	// with reason "not-approvable").
 
-	State  string `json:"state"`
-	Reason string `json:"reason,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	State  SkillState `json:"state"`
+	Reason string     `json:"reason,omitempty"`
+	Detail string     `json:"detail,omitempty"`
 	// Flags are content and frontmatter findings, reported and never acted
 	// on: allowed-tools and hooks are requested-and-ignored.
 	Flags         []string `json:"flags,omitempty"`
@@ -180,17 +180,17 @@ type SkillInfo struct {
 
 // OriginStatus is one origin in status.json.
 type OriginStatus struct {
-	Label         string `json:"label"`
-	ID            string `json:"id"`
-	Transport     string `json:"transport"`
-	State         string `json:"state"`
-	Protocol      string `json:"protocol,omitempty"`
-	ServerName    string `json:"server_name,omitempty"`
-	DirectoryRead bool   `json:"directory_read"`
-	Catalog       string `json:"catalog"` // "live", "saved" or "none"
-	Skills        int    `json:"skills"`
-	Rejected      int    `json:"rejected"`
-	Truncated     string `json:"truncated,omitempty"`
+	Label         string      `json:"label"`
+	ID            string      `json:"id"`
+	Transport     string      `json:"transport"`
+	State         OriginState `json:"state"`
+	Protocol      string      `json:"protocol,omitempty"`
+	ServerName    string      `json:"server_name,omitempty"`
+	DirectoryRead bool        `json:"directory_read"`
+	Catalog       string      `json:"catalog"` // "live", "saved" or "none"
+	Skills        int         `json:"skills"`
+	Rejected      int         `json:"rejected"`
+	Truncated     string      `json:"truncated,omitempty"`
 	// ListResources and ListBytes are what the listing cost against
 	// max_list_resources and max_list_bytes.
 	ListResources int   `json:"list_resources"`
@@ -307,4 +307,37 @@ type Skill struct {
 const (
 	MetaDir         = ".skillfs"
 	ControlFileName = "control.json"
+)
+
+// A SkillState is a skill's "state" in index.json and the control answers.
+type SkillState string
+
+const (
+	// SkillAvailable is held: its files are fetched and verified when read.
+	SkillAvailable SkillState = "available"
+	// SkillFailed is held, and a file of it failed (Reason says why).
+	SkillFailed SkillState = "failed"
+	// SkillDynamic is shown unverified (allow_dynamic).
+	SkillDynamic SkillState = "dynamic"
+	// SkillPending is held, but not in the tree until the user approves it.
+	SkillPending SkillState = "pending"
+	// SkillRejected is left out of the tree (Reason says why).
+	SkillRejected SkillState = "rejected"
+	// SkillRemoved is a skill an approval or revocation named that the
+	// server's listing no longer has.
+	SkillRemoved SkillState = "removed"
+)
+
+// An OriginState is an origin's "state" in status.json: its MCP session's,
+// as the resolver names them (resolver.State).
+type OriginState string
+
+const (
+	OriginConnecting OriginState = "connecting"
+	OriginConnected  OriginState = "connected"
+	OriginNoSkills   OriginState = "no-skills"
+	OriginOffline    OriginState = "offline"
+	OriginFailed     OriginState = "failed-to-start"
+	OriginGaveUp     OriginState = "gave-up"
+	OriginStopped    OriginState = "stopped"
 )
