@@ -241,7 +241,12 @@ func (lr *dirReads) confirm(ctx context.Context, uri string) {
 	if !lr.confirmed.due(uri, lr.now(), confirmRetry) {
 		return
 	}
-	s, err := lr.res.GetSkill(ctx, uri)
+	// The answer is kept for every reader, and the throttle above holds
+	// the next ask back for confirmRetry: a reader that gave up (a FUSE
+	// interrupt, which a Go program's preemption signal sends while it
+	// waits) must not cancel it, or the skill stays hidden until then.
+	// The call's own timeout bounds it.
+	s, err := lr.res.GetSkill(context.WithoutCancel(ctx), uri)
 	if err == nil {
 		err = lr.cat.confirm(s)
 	}

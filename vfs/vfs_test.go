@@ -28,13 +28,26 @@ import (
 type accessLog struct {
 	mu    sync.Mutex
 	lines []string
+	// hook, when set, sees each request line before the server handles it.
+	hook func(line string)
 }
 
 func (a *accessLog) Write(p []byte) (int, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.lines = append(a.lines, strings.TrimSpace(string(p)))
+	line := strings.TrimSpace(string(p))
+	a.lines = append(a.lines, line)
+	hook := a.hook
+	a.mu.Unlock()
+	if hook != nil {
+		hook(line)
+	}
 	return len(p), nil
+}
+
+func (a *accessLog) setHook(h func(line string)) {
+	a.mu.Lock()
+	a.hook = h
+	a.mu.Unlock()
 }
 
 func (a *accessLog) reads() []string {
@@ -396,6 +409,33 @@ func TestUnlistedSkillIsConfirmedWithSkillsGet(t *testing.T) {
 	}
 	if st := f.fs.Consent().Status().Origins[0]; !strings.Contains(st.Truncated, "max_list_pages") {
 		t.Errorf("status truncated = %q", st.Truncated)
+	}
+}
+
+// TestInterruptedLookupStillConfirms: a reader that gives up while an
+// unlisted skill is being confirmed (a FUSE interrupt cancels its
+// context; a Go program's preemption signal sends one) does not hide the
+// skill: the next lookup finds it at once, without waiting out
+// confirmRetry. The cancel lands as the server receives skills/get, so
+// whether the caller sees it first is up to the scheduler: several rounds.
+func TestInterruptedLookupStillConfirms(t *testing.T) {
+	for i := range 8 {
+		f := newFixture(t, baseFiles, func(o *config.Origin) { o.Limits.MaxListPages = 1 })
+		f.allowWarn = true // the truncated listing is logged
+		ctx, cancel := context.WithCancel(context.Background())
+		f.access.setHook(func(line string) {
+			if strings.HasPrefix(line, "skills/get ") {
+				cancel()
+			}
+		})
+		f.fs.Stat(ctx, "local/team/delta/SKILL.md") // the reader gave up: any answer will do
+		f.access.setHook(nil)
+		if _, err := f.fs.Stat(context.Background(), "local/team/delta/SKILL.md"); err != nil {
+			t.Fatalf("round %d: stat after an interrupted lookup: %v", i, err)
+		}
+		if n := f.access.count("skills/get"); n != 1 {
+			t.Errorf("round %d: skills/get calls = %d, want 1", i, n)
+		}
 	}
 }
 
