@@ -125,7 +125,7 @@ func TestApprovalPendingIsInvisible(t *testing.T) {
 		if err != nil || !bytes.Contains(md, []byte("3 skills wait for the user's approval")) || bytes.Contains(md, []byte("local/alpha")) {
 			t.Errorf("index.md does not count the pending skills, or names one: %v\n%s", err, md)
 		}
-		ij, err := os.ReadFile(m.Path(".skillfs", "index.json"))
+		ij, err := readGenerated(m.Path(".skillfs", "index.json"))
 		if err != nil || !bytes.Contains(ij, []byte(`"local": 3`)) || bytes.Contains(ij, []byte("local/alpha")) {
 			t.Errorf("index.json does not count the pending skills, or names one: %v\n%s", err, ij)
 		}
@@ -224,7 +224,7 @@ func TestApprovalSurvivesRestartAndCacheRm(t *testing.T) {
 	cfg := s.cfg
 	m2 := (&mount{Dir: m.Dir, Cache: m.Cache, log: &syncBuffer{}}).start(t, cfg)
 	if got, err := os.ReadFile(m2.Path("local", "alpha", "SKILL.md")); err != nil || !bytes.Contains(got, []byte("name: alpha")) {
-		idx, _ := os.ReadFile(m2.Path(".skillfs", "index.json"))
+		idx, _ := readGenerated(m2.Path(".skillfs", "index.json"))
 		t.Fatalf("approved skill after a restart: %q, %v\n%s", got, err, idx)
 	}
 	m2.Stop(t)
@@ -257,7 +257,7 @@ func TestApprovalChangeThroughTheKernel(t *testing.T) {
 	bothTransports(t, func(t *testing.T, transport string) {
 		s := mountRequired(t, transport)
 		m := s.m
-		b, err := os.ReadFile(m.Path(".skillfs", "status.json"))
+		b, err := readGenerated(m.Path(".skillfs", "status.json"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -195,7 +195,7 @@ func TestEscapeCrowdIsBounded(t *testing.T) {
 		}
 	}
 	raw := checkGenerated(t, m)
-	b, err := os.ReadFile(m.Path(".skillfs", "index.json"))
+	b, err := readGenerated(m.Path(".skillfs", "index.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -781,7 +781,7 @@ func TestApprovalGeneratedFilesNameNoUnapprovedSkill(t *testing.T) {
 		t.Fatalf("approve the lure: exit %d\n%s%s", code, out, errOut)
 	}
 	waitFor(t, time.Minute, "the approved skill in index.json", func() bool {
-		b, err := os.ReadFile(m.Path(".skillfs", "index.json"))
+		b, err := readGenerated(m.Path(".skillfs", "index.json"))
 		return err == nil && strings.Contains(string(b), lureDesc)
 	})
 	files = noLeak("the lure approved", "zq-lure", "ZQ-LURE", "skill://")

@@ -431,7 +431,7 @@ func TestSoakKeepsDescriptorsAndMemoryBounded(t *testing.T) {
 			ops += 3
 			return nil
 		})
-		if _, err := os.ReadFile(m.Path(".skillfs", "index.json")); err != nil {
+		if _, err := readGenerated(m.Path(".skillfs", "index.json")); err != nil {
 			t.Error(err)
 		}
 		return ops + 1

@@ -435,7 +435,7 @@ func skillMD(name, description, body string) string {
 // readIndex decodes .skillfs/index.json.
 func readIndex(t *testing.T, m *mount) indexJSON {
 	t.Helper()
-	b, err := os.ReadFile(m.Path(".skillfs", "index.json"))
+	b, err := readGenerated(m.Path(".skillfs", "index.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

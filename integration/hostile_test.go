@@ -637,7 +637,7 @@ type originStatus struct {
 
 func readStatus(t *testing.T, m *mount) map[string]originStatus {
 	t.Helper()
-	b, err := os.ReadFile(m.Path(".skillfs", "status.json"))
+	b, err := readGenerated(m.Path(".skillfs", "status.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func TestEnvChangeIsAnotherOrigin(t *testing.T) {
 	if !originShows(t, m2, "docs", files["alpha/SKILL.md"]) {
 		t.Fatalf("the same config with its server down does not show the saved catalog:\n%s", m2.log.String())
 	}
-	status, _ := os.ReadFile(m2.Path(".skillfs", "status.json"))
+	status, _ := readGenerated(m2.Path(".skillfs", "status.json"))
 	logs["status.json"] = string(status)
 	m2.Stop(t)
 	logs["second mount's log"] = m2.log.String()
@@ -169,7 +169,7 @@ func TestHeaderChangeIsAnotherOrigin(t *testing.T) {
 	if !originShows(t, m2, "acme", files["alpha/SKILL.md"]) {
 		t.Fatalf("the same config with its server down does not show the saved catalog:\n%s", m2.log.String())
 	}
-	status, _ := os.ReadFile(m2.Path(".skillfs", "status.json"))
+	status, _ := readGenerated(m2.Path(".skillfs", "status.json"))
 	logs["status.json"] = string(status)
 	m2.Stop(t)
 	logs["second mount's log"] = m2.log.String()

@@ -46,7 +46,7 @@ func TestIndexMarkdownSteering(t *testing.T) {
 	if !found {
 		t.Errorf("index.json has no skill at the raw path %q", rawPath)
 	}
-	idxJSON, err := os.ReadFile(m.Path(".skillfs", "index.json"))
+	idxJSON, err := readGenerated(m.Path(".skillfs", "index.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

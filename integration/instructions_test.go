@@ -181,7 +181,7 @@ func TestServerInstructions(t *testing.T) {
 	})
 
 	t.Run("named skills are in the index like pinned ones", func(t *testing.T) {
-		b, err := os.ReadFile(m.Path(".skillfs", "index.json"))
+		b, err := readGenerated(m.Path(".skillfs", "index.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,7 +294,7 @@ type instructionsStatus struct {
 // readStatusInstructions is status.json's origins by label.
 func readStatusInstructions(t *testing.T, m *mount) map[string]instructionsStatus {
 	t.Helper()
-	b, err := os.ReadFile(m.Path(".skillfs", "status.json"))
+	b, err := readGenerated(m.Path(".skillfs", "status.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func TestServerKilledServesVerifiedAndFailsUncachedFast(t *testing.T) {
 		t.Errorf("the stdio origin after the HTTP one died: %v", err)
 	}
 	waitFor(t, 2*time.Minute, "status.json to show the remote origin offline", func() bool {
-		b, _ := os.ReadFile(o.m.Path(".skillfs", "status.json"))
+		b, _ := readGenerated(o.m.Path(".skillfs", "status.json"))
 		var s struct {
 			Origins []struct {
 				Label string `json:"label"`
@@ -100,7 +100,7 @@ func TestRestartWithServerDownShowsLastCatalog(t *testing.T) {
 	if _, err := os.ReadFile(m2.Path("remote", "team", "beta", "gamma", "notes.txt")); !errors.Is(err, syscall.EIO) {
 		t.Errorf("a file never verified, with the server down: %v, want EIO", err)
 	}
-	b, _ := os.ReadFile(m2.Path(".skillfs", "status.json"))
+	b, _ := readGenerated(m2.Path(".skillfs", "status.json"))
 	if !strings.Contains(string(b), `"catalog": "saved"`) {
 		t.Errorf("status.json should say the catalog is the saved one:\n%s", b)
 	}

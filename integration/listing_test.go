@@ -21,7 +21,7 @@ import (
 // indexListings reads index.json's per-origin truncated and withheld maps.
 func indexListings(t *testing.T, m *mount) (truncated, withheld map[string]string) {
 	t.Helper()
-	b, err := os.ReadFile(m.Path(".skillfs", "index.json"))
+	b, err := readGenerated(m.Path(".skillfs", "index.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

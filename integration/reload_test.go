@@ -45,7 +45,7 @@ func readReload(t *testing.T, m *mount) reloadStatus {
 	t.Helper()
 	var r reloadStatus
 	waitFor(t, time.Minute, "status.json to parse", func() bool {
-		b, err := os.ReadFile(m.Path(".skillfs", "status.json"))
+		b, err := readGenerated(m.Path(".skillfs", "status.json"))
 		if err != nil {
 			t.Fatalf("status.json: %v", err)
 		}

@@ -77,7 +77,7 @@ func mtimesDiffer(a, b map[string]stamp) []string {
 
 func listedAt(t *testing.T, m *mount, label string) string {
 	t.Helper()
-	b, err := os.ReadFile(m.Path(".skillfs", "status.json"))
+	b, err := readGenerated(m.Path(".skillfs", "status.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

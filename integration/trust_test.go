@@ -116,7 +116,7 @@ func xattrOr(t *testing.T, path, name string) string {
 
 func indexDescription(t *testing.T, m *mount, origin, uri string) string {
 	t.Helper()
-	b, err := os.ReadFile(m.Path(".skillfs", "index.json"))
+	b, err := readGenerated(m.Path(".skillfs", "index.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ type cacheStatsJSON struct {
 
 func cacheStats(t *testing.T, m *mount) cacheStatsJSON {
 	t.Helper()
-	b, err := os.ReadFile(m.Path(".skillfs", "status.json"))
+	b, err := readGenerated(m.Path(".skillfs", "status.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
