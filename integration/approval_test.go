@@ -96,6 +96,7 @@ func bothTransports(t *testing.T, fn func(t *testing.T, transport string)) {
 }
 
 func TestApprovalPendingIsInvisible(t *testing.T) {
+	t.Parallel()
 	bothTransports(t, func(t *testing.T, transport string) {
 		s := mountRequired(t, transport)
 		m := s.m
@@ -152,6 +153,7 @@ func skillfsCmd(t *testing.T, m *mount, args ...string) (string, error) {
 }
 
 func TestApprovalApproveChangeRevoke(t *testing.T) {
+	t.Parallel()
 	bothTransports(t, func(t *testing.T, transport string) {
 		s := mountRequired(t, transport)
 		m := s.m
@@ -215,6 +217,7 @@ func TestApprovalApproveChangeRevoke(t *testing.T) {
 // Approvals survive a restart of the mount, are not inherited by a label
 // pointed at another server, and `skillfs cache rm LABEL` removes them.
 func TestApprovalSurvivesRestartAndCacheRm(t *testing.T) {
+	t.Parallel()
 	s := mountRequired(t, "stdio")
 	m := s.m
 	if out, err := skillfsCmd(t, m, "approve", "--yes", "local/alpha"); err != nil {
@@ -254,6 +257,7 @@ func TestApprovalSurvivesRestartAndCacheRm(t *testing.T) {
 // of it fails with EIO, never a byte of the new version; skillfs list
 // shows it changed, and the generated files no longer name it.
 func TestApprovalChangeThroughTheKernel(t *testing.T) {
+	t.Parallel()
 	bothTransports(t, func(t *testing.T, transport string) {
 		s := mountRequired(t, transport)
 		m := s.m

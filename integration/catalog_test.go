@@ -52,6 +52,7 @@ func parseCatalog(t *testing.T, b []byte) catalogXML {
 // and the absolute path of a SKILL.md that reads; when the server changes
 // it, it leaves the catalog. `skillfs catalog` prints what catalog.md holds.
 func TestCatalogFollowsApproval(t *testing.T) {
+	t.Parallel()
 	s := mountRequired(t, "stdio")
 	m := s.m
 	catalogMD := func() []byte {

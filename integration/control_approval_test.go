@@ -59,6 +59,7 @@ func pendingPaths(t *testing.T, env []string, mnt string) (pendingJSON, map[stri
 }
 
 func TestControlApproveAndRevoke(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	files := genTree(t, dir, "local")
 	env := runtimeEnv(t)
