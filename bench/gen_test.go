@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillfs/skillfs/skillserver"
+	"github.com/skillfs/skillfs/internal/skillserver"
 )
 
 // small keeps test trees to a few hundred KiB.

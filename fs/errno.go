@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"syscall"
 
-	"github.com/skillfs/skillfs/vfs"
+	"github.com/skillfs/skillfs/internal/vfs"
 )
 
 // toErrno maps a vfs error to the errno a user sees. It is the only place

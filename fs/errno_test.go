@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/skillfs/skillfs/internal/testkit"
-	"github.com/skillfs/skillfs/vfs"
+	"github.com/skillfs/skillfs/internal/vfs"
 )
 
 // TestToErrnoMapsEveryVFSError pins the one table of what a user sees for

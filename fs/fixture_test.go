@@ -12,11 +12,11 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/skillserver"
+	"github.com/skillfs/skillfs/internal/store"
 	"github.com/skillfs/skillfs/internal/testkit"
-	"github.com/skillfs/skillfs/skillserver"
-	"github.com/skillfs/skillfs/store"
-	"github.com/skillfs/skillfs/vfs"
+	"github.com/skillfs/skillfs/internal/vfs"
 )
 
 // These tests drive fs without a kernel: a vfs over an in-process skillfs

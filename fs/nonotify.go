@@ -4,7 +4,7 @@ import (
 	"context"
 	"syscall"
 
-	"github.com/skillfs/skillfs/vfs"
+	"github.com/skillfs/skillfs/internal/vfs"
 )
 
 // openCurrent checks an open of a server's file, on a mount without kernel

@@ -17,7 +17,7 @@ import (
 
 	"github.com/skillfs/skillfs/integration/hostile"
 	"github.com/skillfs/skillfs/internal/testkit"
-	"github.com/skillfs/skillfs/vfs"
+	"github.com/skillfs/skillfs/internal/vfs"
 )
 
 // crowdRSSBound is the daemon's documented peak resident memory under the

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillfs/skillfs/demo"
+	"github.com/skillfs/skillfs/internal/demo"
 )
 
 // The command-line surface a user touches: the README's demo, unmount,
@@ -28,7 +28,7 @@ func TestDemoMountFromTheReadme(t *testing.T) {
 	if !strings.Contains(m.log.String(), "no config at") {
 		t.Errorf("no notice that the demo is mounted for want of a config:\n%s", m.log.String())
 	}
-	src := filepath.Join(moduleRoot(), "demo", "skills")
+	src := filepath.Join(moduleRoot(), "internal", "demo", "skills")
 	for _, rel := range demo.Files() {
 		want, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(rel)))
 		if err != nil {

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillfs/skillfs/config"
 	"github.com/skillfs/skillfs/integration/hostile"
+	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/store"
 	"github.com/skillfs/skillfs/internal/testkit"
-	"github.com/skillfs/skillfs/store"
-	"github.com/skillfs/skillfs/vfs"
+	"github.com/skillfs/skillfs/internal/vfs"
 )
 
 // The functional suite (rclone's vfstest pattern): one table of cases —

@@ -16,7 +16,7 @@ import (
 )
 
 // envCap is config.MaxEnvFileSize, the largest envFile skillfs reads
-// (README, config/doc.go).
+// (README, internal/config/doc.go).
 const envCap = 1 << 20
 
 // envFileOf is an envFile of exactly n bytes setting KEY=v, padded with

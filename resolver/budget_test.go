@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillfs/skillfs/config"
-	"github.com/skillfs/skillfs/skill"
-	"github.com/skillfs/skillfs/skillserver"
+	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/skill"
+	"github.com/skillfs/skillfs/internal/skillserver"
 )
 
 func TestBudgetWindowEdge(t *testing.T) {

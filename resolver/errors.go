@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/internal/config"
 	"github.com/skillfs/skillfs/resolver/transport"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/internal/config"
 	"github.com/skillfs/skillfs/internal/testkit"
 )
 

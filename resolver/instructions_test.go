@@ -9,8 +9,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/skillfs/skillfs/config"
 	"github.com/skillfs/skillfs/integration/hostile"
+	"github.com/skillfs/skillfs/internal/config"
 )
 
 func TestNamedSkills(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillfs/skillfs/config"
 	"github.com/skillfs/skillfs/integration/hostile"
-	"github.com/skillfs/skillfs/skillserver"
+	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/skillserver"
 	"github.com/skillfs/skillfs/verify"
 )
 

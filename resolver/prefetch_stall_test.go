@@ -15,10 +15,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/skill"
+	"github.com/skillfs/skillfs/internal/skillserver"
 	"github.com/skillfs/skillfs/internal/testkit"
-	"github.com/skillfs/skillfs/skill"
-	"github.com/skillfs/skillfs/skillserver"
 )
 
 // stallBound is how long any step of the stall tests may take: far more

@@ -13,9 +13,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/skill"
 	"github.com/skillfs/skillfs/resolver/transport"
-	"github.com/skillfs/skillfs/skill"
 	"github.com/skillfs/skillfs/verify"
 )
 

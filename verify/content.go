@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"hash"
 
-	"github.com/skillfs/skillfs/skill"
+	"github.com/skillfs/skillfs/internal/skill"
 )
 
 // CheckContent verifies fetched bytes against their resource: the declared

@@ -7,7 +7,7 @@ import (
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/skillfs/skillfs/skill"
+	"github.com/skillfs/skillfs/internal/skill"
 )
 
 // SEP-2640 per-skill limits, the defaults of EntryOptions.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillfs/skillfs/skill"
+	"github.com/skillfs/skillfs/internal/skill"
 )
 
 func res(uri, content string) skill.Resource {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillfs/skillfs/skill"
+	"github.com/skillfs/skillfs/internal/skill"
 )
 
 // Seeds run in every `go test`; `go test -fuzz=FuzzX ./verify` explores.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillfs/skillfs/control"
-	"github.com/skillfs/skillfs/store"
+	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/store"
 )
 
 type cacheOptions struct {

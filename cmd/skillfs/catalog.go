@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillfs/skillfs/control"
-	"github.com/skillfs/skillfs/render"
+	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/render"
 )
 
 // hookCatalogBytes bounds the catalog `catalog --hook claude-code` prints:

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/skillfs/skillfs/config"
+	"github.com/skillfs/skillfs/internal/config"
 	"github.com/spf13/cobra"
 )
 

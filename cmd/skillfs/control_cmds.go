@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillfs/skillfs/control"
+	"github.com/skillfs/skillfs/internal/control"
 	"github.com/skillfs/skillfs/verify"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillfs/skillfs/control"
-	"github.com/skillfs/skillfs/vfs"
+	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/vfs"
 )
 
 // pendingAPI has one pending skill per label and records approvals.

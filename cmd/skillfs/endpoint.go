@@ -4,8 +4,8 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/skillfs/skillfs/control"
-	"github.com/skillfs/skillfs/vfs"
+	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/vfs"
 )
 
 // The mount's Consent is what the control endpoint serves.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillfs/skillfs/render"
+	"github.com/skillfs/skillfs/internal/render"
 )
 
 // `skillfs integrate HOST` puts the catalog where an agent host reads it

@@ -13,11 +13,11 @@ import (
 // (tests, bench, hostile servers) are not checked.
 var layers = [][]string{
 	{"cmd/skillfs"},
-	{"fs", "demo"},
-	{"vfs", "skillserver"},
-	{"resolver", "store", "render", "control"},
-	{"config", "verify", "control/wire", "resolver/transport"},
-	{"skill"},
+	{"fs", "internal/demo"},
+	{"internal/vfs", "internal/skillserver"},
+	{"resolver", "internal/store", "internal/render", "internal/control"},
+	{"internal/config", "verify", "internal/control/wire", "resolver/transport"},
+	{"internal/skill"},
 }
 
 // TestNoImportRunsBackUp: every import between skillfs's own library

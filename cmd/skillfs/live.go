@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/skillfs/skillfs/internal/vfs"
 	"github.com/skillfs/skillfs/resolver"
-	"github.com/skillfs/skillfs/vfs"
 )
 
 // liveSummary is the rest of the ready line, after "skillfs: mounted DIR: ":

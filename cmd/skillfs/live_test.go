@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillfs/skillfs/vfs"
+	"github.com/skillfs/skillfs/internal/vfs"
 )
 
 func TestLiveSummary(t *testing.T) {

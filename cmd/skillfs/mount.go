@@ -17,11 +17,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillfs/skillfs/config"
-	"github.com/skillfs/skillfs/demo"
 	skfs "github.com/skillfs/skillfs/fs"
-	"github.com/skillfs/skillfs/store"
-	"github.com/skillfs/skillfs/vfs"
+	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/demo"
+	"github.com/skillfs/skillfs/internal/store"
+	"github.com/skillfs/skillfs/internal/vfs"
 )
 
 type mountOptions struct {
@@ -94,7 +94,7 @@ and the daemon's pid), or with the reason and the end of the log when it cannot
 be. Under systemd (Type=notify) the mount reports READY=1, STATUS= and STOPPING=1.
 
 The config is the mcpServers file MCP hosts use, plus an optional skillfs
-section (every key and default: config/doc.go), in JSON or YAML:
+section (every key and default: internal/config/doc.go), in JSON or YAML:
 
 ` + config.Example + `
 

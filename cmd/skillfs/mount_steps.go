@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/skillfs/skillfs/config"
 	skfs "github.com/skillfs/skillfs/fs"
-	"github.com/skillfs/skillfs/store"
-	"github.com/skillfs/skillfs/vfs"
+	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/store"
+	"github.com/skillfs/skillfs/internal/vfs"
 )
 
 // The steps of runMount, in the order it takes them. Each returns what

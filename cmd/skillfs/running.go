@@ -9,9 +9,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/skillfs/skillfs/config"
 	skfs "github.com/skillfs/skillfs/fs"
-	"github.com/skillfs/skillfs/vfs"
+	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/vfs"
 )
 
 // running is a live mount and what its signals act on.

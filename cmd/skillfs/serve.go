@@ -11,7 +11,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/skillfs/skillfs/skillserver"
+	"github.com/skillfs/skillfs/internal/skillserver"
 	"github.com/spf13/cobra"
 )
 

@@ -1,6 +1,6 @@
 package hostile
 
-import "github.com/skillfs/skillfs/skill"
+import "github.com/skillfs/skillfs/internal/skill"
 
 // A Skill is one skill a fixture publishes, for tests to compare with what
 // a host shows.

@@ -19,8 +19,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/skillfs/skillfs/integration/hostile"
+	"github.com/skillfs/skillfs/internal/skill"
 	"github.com/skillfs/skillfs/internal/testkit"
-	"github.com/skillfs/skillfs/skill"
 )
 
 // TestListing lists a server with every fixture and checks that it lists

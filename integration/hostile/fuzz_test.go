@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/skillfs/skillfs/skill"
+	"github.com/skillfs/skillfs/internal/skill"
 )
 
 func fuzzServer(f *testing.F, mode string) *Server {

@@ -20,8 +20,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillfs/skillfs/integration/hostile"
+	"github.com/skillfs/skillfs/internal/skill"
 	"github.com/skillfs/skillfs/internal/testkit"
-	"github.com/skillfs/skillfs/skill"
 )
 
 func TestMain(m *testing.M) {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillfs/skillfs/skill"
+	"github.com/skillfs/skillfs/internal/skill"
 )
 
 // ExitDied is the exit status of a server that died on purpose

@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/skillfs/skillfs/skill"
+	"github.com/skillfs/skillfs/internal/skill"
 )
 
 // stormMessages are what notify-storm sends, in turn.

@@ -1,0 +1,430 @@
+package skillserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillfs/skillfs/internal/skill"
+)
+
+// Options configures a Server.
+type Options struct {
+	// PageSize is the number of items per page of skills/list,
+	// resources/directory/read and resources/list; 0 means 100.
+	PageSize int
+	// PollInterval is how often Watch polls DIR for changes when it cannot
+	// watch it (or NoWatch is set); 0 means 2s. A negative value disables
+	// change detection altogether, watching included.
+	PollInterval time.Duration
+	// NoWatch makes Watch poll every PollInterval instead of asking the
+	// system for file notifications.
+	NoWatch bool
+	// Logger receives the server's log; nil discards it.
+	Logger *slog.Logger
+	// Name and Version are reported as serverInfo; empty means "skillfs"
+	// and "(devel)".
+	Name, Version string
+	// AccessLog, when set, receives one line per request: the method and
+	// the URI it names (or the cursor), e.g. "resources/read skill://a/SKILL.md".
+	// Authors use it to see what agents read; tests count requests with it.
+	AccessLog io.Writer
+	// Instructions are sent as the instructions of the initialize result:
+	// text for the model about this server. The Final SEP-2640 text lets
+	// them point to skills by URI (skill://…/SKILL.md), which a host
+	// confirms with skills/get.
+	Instructions string
+}
+
+// A Problem is a file or skill left out of what the server publishes, and
+// why. Path is DIR as given to New joined with the path below it.
+type Problem struct{ Path, Reason string }
+
+func (p Problem) String() string { return p.Path + ": " + p.Reason }
+
+// A Server publishes the skills in one local folder over MCP.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+	mcp  *mcp.Server
+
+	// scanMu serialises scans; it guards sc's cache and gen.
+	scanMu sync.Mutex
+	sc     *scanner
+	gen    uint64
+
+	cat atomic.Pointer[catalog]
+
+	// newWatcher and safetyPoll are fsnotify.NewWatcher and safetyPoll;
+	// tests replace them to force the fallback or rule out polling.
+	newWatcher func() (*fsnotify.Watcher, error)
+	safetyPoll time.Duration
+}
+
+// New scans dir once and returns a server for it. An unreadable dir is an
+// error; anything below it that cannot be published is reported by
+// Problems (and logged at Info) while the rest is served.
+func New(dir string, opts Options) (*Server, error) {
+	if opts.PageSize <= 0 {
+		opts.PageSize = 100
+	}
+	if opts.PollInterval == 0 {
+		opts.PollInterval = 2 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Name == "" {
+		opts.Name = "skillfs"
+	}
+	if opts.Version == "" {
+		opts.Version = "(devel)"
+	}
+	sc, err := newScanner(dir)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := sc.scan()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, log: opts.Logger, sc: sc, newWatcher: fsnotify.NewWatcher, safetyPoll: safetyPoll}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
+		Logger:       opts.Logger,
+		PageSize:     opts.PageSize,
+		Instructions: opts.Instructions,
+		Capabilities: &mcp.ServerCapabilities{
+			// Declared even for an empty folder: a client subscribes to
+			// list_changed only when the capability says it may, and the
+			// folder may fill later.
+			Resources:  &mcp.ResourceCapabilities{ListChanged: true},
+			Extensions: map[string]any{skill.ExtensionID: skill.Settings{DirectoryRead: true}},
+		},
+	})
+	if err := s.addMethods(); err != nil {
+		return nil, err
+	}
+	// Added first, so that it is the innermost: it sees every handler's
+	// error before the SDK's own wrapping.
+	s.mcp.AddReceivingMiddleware(internalErrors)
+	if opts.AccessLog != nil {
+		s.mcp.AddReceivingMiddleware(accessLogger(opts.AccessLog))
+	}
+	s.install(nil, cat)
+	for _, p := range cat.problems {
+		s.log.Info("skipped", "path", p.Path, "err", p.Reason)
+	}
+	return s, nil
+}
+
+// Problems returns what the latest scan left out, sorted by path.
+func (s *Server) Problems() []Problem { return slices.Clone(s.cat.Load().problems) }
+
+// Skills returns the current catalog: every published skill's entry, sorted
+// by URI. The entries are copies; changing them changes nothing served.
+func (s *Server) Skills() []skill.Entry {
+	cat := s.cat.Load()
+	out := make([]skill.Entry, len(cat.skills))
+	for i, e := range cat.skills {
+		out[i] = cloneEntry(e)
+	}
+	return out
+}
+
+// ServeStdio serves one session over standard input and output. It returns
+// nil when the client hangs up or ctx ends.
+func (s *Server) ServeStdio(ctx context.Context) error {
+	return s.serve(ctx, &mcp.StdioTransport{})
+}
+
+// ServeConn serves one session over rwc, newline-delimited JSON-RPC
+// (mcp.IOTransport); the mount's demo uses it with net.Pipe. It returns nil
+// when the peer hangs up or ctx ends, and closes rwc.
+func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
+	return s.serve(ctx, &mcp.IOTransport{Reader: rwc, Writer: rwc})
+}
+
+func (s *Server) serve(ctx context.Context, t mcp.Transport) error {
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		if hungUp(err) {
+			return nil
+		}
+		return fmt.Errorf("serve: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		// go-sdk's Close waits for every handler to return, and a client's
+		// subscriptions/listen stream may not notice the session ending:
+		// give handlers a moment, then stop waiting.
+		go ss.Close()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			s.log.Info("session did not close within 2s; leaving it", "op", "serve")
+		}
+		return nil
+	case err := <-done:
+		if err != nil && !hungUp(err) {
+			return fmt.Errorf("serve: %w", err)
+		}
+		return nil
+	}
+}
+
+// hungUp reports whether a session ended because the client went away,
+// which is how sessions end, not an error.
+func hungUp(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe)
+}
+
+// Handler returns a streamable HTTP handler for any number of sessions.
+//
+// go-sdk serves the 2026-07-28 protocol over HTTP only statelessly, and the
+// list_changed stream of the 2025-11-25 protocol only statefully, so the
+// handler routes each request by its Mcp-Protocol-Version header: requests
+// of the new protocol go to a stateless handler (their notifications ride
+// subscriptions/listen), everything else (initialize and later legacy
+// requests) to a stateful one. Both serve the same catalog.
+func (s *Server) Handler() http.Handler {
+	get := func(*http.Request) *mcp.Server { return s.mcp }
+	stateful := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: s.log})
+	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: s.log, Stateless: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28" {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	})
+}
+
+// Rescan scans DIR once and publishes what changed; clients are notified
+// with notifications/resources/list_changed when anything did. Unchanged
+// files are not read again. It fails only when DIR itself is unreadable,
+// in which case the previous catalog stays.
+func (s *Server) Rescan() error {
+	s.scanMu.Lock()
+	defer s.scanMu.Unlock()
+	return s.rescanLocked()
+}
+
+func (s *Server) rescanLocked() error {
+	cat, err := s.sc.scan()
+	if err != nil {
+		return err
+	}
+	old := s.cat.Load()
+	if cat == old {
+		return nil
+	}
+	known := map[Problem]bool{}
+	for _, p := range old.problems {
+		known[p] = true
+	}
+	for _, p := range cat.problems {
+		if !known[p] {
+			s.log.Warn("skipped", "path", p.Path, "err", p.Reason)
+		}
+	}
+	s.install(old, cat)
+	return nil
+}
+
+// rescanIfCurrent rescans unless a scan has run since the catalog of
+// generation gen was loaded: a read that found the file at rel changed
+// asks for one, and many such reads at once need only one. What is cached
+// about rel is dropped first, in case it changed without its key moving.
+func (s *Server) rescanIfCurrent(gen uint64, rel string) {
+	s.scanMu.Lock()
+	defer s.scanMu.Unlock()
+	if s.gen != gen {
+		return
+	}
+	s.sc.forget(rel)
+	if err := s.rescanLocked(); err != nil {
+		s.log.Warn("rescan failed", "op", "rescan", "path", s.sc.dir, "err", err)
+	}
+}
+
+// install publishes cat in place of old (nil at start). The catalog is
+// swapped in before resources are registered, so that a client reacting to
+// the list_changed notification already sees the new skills.
+//
+// go-sdk notifies on every AddResource and RemoveResources (debounced), so
+// a file whose bytes changed under the same URI is re-added to produce the
+// notification; a change of the skills listing alone re-adds one resource.
+func (s *Server) install(old, cat *catalog) {
+	s.gen++
+	cat.gen = s.gen
+	s.cat.Store(cat)
+	if old == nil {
+		old = &catalog{}
+	}
+	var removed []string
+	for uri := range old.files {
+		if cat.files[uri] == nil {
+			removed = append(removed, uri)
+		}
+	}
+	changed := len(removed) > 0
+	if changed {
+		s.mcp.RemoveResources(removed...)
+	}
+	var added []*served
+	for uri, f := range cat.files {
+		if o := old.files[uri]; o != nil && o.digest == f.digest && o.size == f.size && sameResource(o.res, f.res) {
+			continue
+		}
+		added = append(added, f)
+	}
+	slices.SortFunc(added, func(a, b *served) int { return strings.Compare(a.res.URI, b.res.URI) })
+	for _, f := range added {
+		s.mcp.AddResource(f.res, s.readResource)
+		changed = true
+	}
+	if !changed && !sameSkills(old.skills, cat.skills) {
+		for _, e := range cat.skills {
+			s.mcp.AddResource(cat.files[e.URI].res, s.readResource)
+			break
+		}
+	}
+}
+
+func sameResource(a, b *mcp.Resource) bool {
+	return a.URI == b.URI && a.Name == b.Name && a.Description == b.Description && a.MIMEType == b.MIMEType && a.Size == b.Size
+}
+
+func sameSkills(a, b []skill.Entry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].URI != b[i].URI || !slices.Equal(a[i].Resources, b[i].Resources) || !reflect.DeepEqual(a[i].Frontmatter, b[i].Frontmatter) {
+			return false
+		}
+	}
+	return true
+}
+
+// readResource serves resources/read from disk. Bytes that no longer match
+// the catalog are still served as they are now (the file is the truth),
+// after a rescan, so that the skills/get a host makes on the mismatch
+// already returns the new digest.
+func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	cat := s.cat.Load()
+	f := cat.files[uri]
+	if f == nil {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	b, err := s.sc.readServed(f.path)
+	if err != nil {
+		s.log.Warn("read failed", "op", "resources/read", "uri", uri, "path", f.path, "err", err)
+		s.rescanIfCurrent(cat.gen, f.rel)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		return nil, fmt.Errorf("read %s: %w", uri, unwrapPathError(err))
+	}
+	if int64(len(b)) != f.size || skill.DigestOf(b) != f.digest {
+		s.log.Info("file changed since scan", "op", "resources/read", "uri", uri, "path", f.path)
+		s.rescanIfCurrent(cat.gen, f.rel)
+	}
+	c := &mcp.ResourceContents{URI: uri, MIMEType: f.res.MIMEType}
+	if len(b) > 0 && utf8.Valid(b) {
+		c.Text = string(b)
+	} else {
+		// An empty file goes out as an empty blob: an empty text would be
+		// dropped from the JSON (omitempty) and leave neither field.
+		c.Blob = b
+		if c.Blob == nil {
+			c.Blob = []byte{}
+		}
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+}
+
+func cloneEntry(e skill.Entry) skill.Entry {
+	e.Frontmatter, _ = cloneJSON(e.Frontmatter).(map[string]any)
+	e.Resources = slices.Clone(e.Resources)
+	return e
+}
+
+func cloneJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[k] = cloneJSON(x)
+		}
+		return m
+	case []any:
+		s := make([]any, len(v))
+		for i, x := range v {
+			s[i] = cloneJSON(x)
+		}
+		return s
+	}
+	return v
+}
+
+// internalErrors gives every error a handler returns without a JSON-RPC
+// code the code SEP-2640 asks for, -32603 (Internal error): go-sdk would
+// send a plain Go error with code 0. Errors that carry a code (-32602 for
+// an unknown skill, directory or file; the SDK's own) keep it.
+func internalErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var je *jsonrpc.Error
+		if err != nil && !errors.As(err, &je) && ctx.Err() == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		return res, err
+	}
+}
+
+// accessLogger writes one line per request received.
+func accessLogger(w io.Writer) mcp.Middleware {
+	var mu sync.Mutex
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			var subject struct {
+				URI    string `json:"uri"`
+				Cursor string `json:"cursor"`
+			}
+			if p := req.GetParams(); p != nil {
+				if b, err := json.Marshal(p); err == nil {
+					json.Unmarshal(b, &subject)
+				}
+			}
+			line := method
+			if subject.URI != "" {
+				line += " " + subject.URI
+			} else if subject.Cursor != "" {
+				line += " cursor=" + subject.Cursor
+			}
+			mu.Lock()
+			fmt.Fprintln(w, line)
+			mu.Unlock()
+			return next(ctx, method, req)
+		}
+	}
+}
