@@ -148,7 +148,7 @@ func list(ss []string) string {
 func newControlCommands() []*cobra.Command {
 	return []*cobra.Command{
 		newStatusCommand(), newListCommand(), newInspectCommand(), newPendingCommand(),
-		newApproveCommand(), newRevokeCommand(), newGetCommand(),
+		newApproveCommand(), newRevokeCommand(), newGetCommand(), newReloadCommand(),
 	}
 }
 

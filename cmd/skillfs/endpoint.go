@@ -14,7 +14,7 @@ var _ control.API = (*vfs.Consent)(nil)
 // startControl serves the control endpoint for a live mount; the returned
 // func stops it. A mount without one still serves its tree, so a failure
 // is a warning.
-func startControl(ctx context.Context, v *vfs.Core, mnt string, opts mountOptions, log *slog.Logger) func() {
+func startControl(ctx context.Context, v *vfs.Core, mnt string, opts mountOptions, reload control.ReloadFunc, log *slog.Logger) func() {
 	root, err := cacheRoot(opts.cacheDir)
 	if err != nil {
 		log.Warn("no control endpoint: skillfs status and the other commands will not find this mount", "err", err)
@@ -25,6 +25,7 @@ func startControl(ctx context.Context, v *vfs.Core, mnt string, opts mountOption
 		Mount:  control.MountInfo{Path: mnt, Started: v.Consent().Status().StartedAt, CacheDir: root},
 		API:    v.Consent(),
 		Logger: log,
+		Reload: reload,
 	})
 	if err != nil {
 		log.Warn("no control endpoint: skillfs status and the other commands will not find this mount", "err", err)

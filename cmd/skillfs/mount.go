@@ -189,7 +189,8 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err != nil {
 		return &exitError{code: exitMount, err: fmt.Errorf("%w%s", err, mountHint(err))}
 	}
-	defer startControl(ctx, v, mnt, opts, log)()
+	var hook reloadHook
+	defer startControl(ctx, v, mnt, opts, hook.reload, log)()
 	removePid, err := writePidFile(opts.pidFile)
 	if err != nil {
 		live.Unmount()
@@ -199,6 +200,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	sd := announce(opts, v, mnt, log)
 	defer sd.send("STOPPING=1")
 	m := &running{live: live, v: v, mnt: mnt, opts: opts, log: log, logs: logs, sd: sd, origins: origins, sigs: sigs}
+	hook.m.Store(m)
 	return m.serve(ctx)
 }
 

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -28,6 +30,8 @@ type running struct {
 	// (catchSignals): a SIGHUP sent as soon as the line is seen must not
 	// meet the default action, which ends the process.
 	sigs chan os.Signal
+	// reloadMu keeps reloads (SIGHUP, `skillfs reload`) one at a time.
+	reloadMu sync.Mutex
 }
 
 // catchSignals starts catching the signals a live mount acts on; the
@@ -139,39 +143,57 @@ func (m *running) hangup(ctx context.Context) chan struct{} {
 	return done
 }
 
-// reload re-reads the config file and applies its servers. A config that
-// does not load, or that the mount cannot apply, changes nothing; the
-// failure shows in status.json and `skillfs status` until a reload
-// succeeds. Config inputs are read within config.ReadTimeout.
+// reload re-reads the config file and applies its servers (SIGHUP). A
+// config that does not load, or that the mount cannot apply, changes
+// nothing; the failure shows in status.json and `skillfs status` until a
+// reload succeeds. Config inputs are read within config.ReadTimeout.
 func (m *running) reload(ctx context.Context) {
 	if m.origins.Path == "" {
 		m.log.Info("SIGHUP: serving the embedded demo; there is no config file to re-read")
 		return
 	}
+	m.applyConfig(ctx, "SIGHUP")
+}
+
+// errAbandoned: the mount stopped while a reload was under way.
+var errAbandoned = errors.New("the mount is stopping; the reload was abandoned")
+
+// A configError is a reload that failed on the config: it does not load,
+// or the mount refuses or cannot apply it.
+type configError struct{ error }
+
+// applyConfig is a reload of the config file, logged as by why (SIGHUP or
+// `skillfs reload`): what changed, or a configError (noted in
+// status.json) or errAbandoned. Reloads run one at a time.
+func (m *running) applyConfig(ctx context.Context, why string) (vfs.Reload, error) {
+	m.reloadMu.Lock()
+	defer m.reloadMu.Unlock()
 	cfg, err := config.Load(m.origins.Path)
 	if ctx.Err() != nil {
-		return // the mount is stopping: nothing to apply it to
+		return vfs.Reload{}, errAbandoned // the mount is stopping: nothing to apply it to
 	}
 	if err == nil {
 		err = m.prepare(cfg)
 	}
 	if err != nil {
 		m.v.NoteReload(err)
-		m.log.Error("SIGHUP: the config has errors; keeping the servers as they were", "config", m.origins.Path, "err", err)
-		return
+		m.log.Error(why+": the config has errors; keeping the servers as they were", "config", m.origins.Path, "err", err)
+		return vfs.Reload{}, configError{err}
 	}
 	r, err := m.v.Apply(cfg)
 	if ctx.Err() != nil {
-		return
+		return vfs.Reload{}, errAbandoned
 	}
 	if err != nil {
-		m.v.NoteReload(fmt.Errorf("could not apply %s: %w", m.origins.Path, err))
-		m.log.Error("SIGHUP: could not apply the config; keeping the servers as they were", "config", m.origins.Path, "err", err)
-		return
+		err = fmt.Errorf("could not apply %s: %w", m.origins.Path, err)
+		m.v.NoteReload(err)
+		m.log.Error(why+": could not apply the config; keeping the servers as they were", "config", m.origins.Path, "err", err)
+		return vfs.Reload{}, configError{err}
 	}
 	m.v.NoteReload(nil)
-	m.log.Info("SIGHUP: config re-read", "config", m.origins.Path, "changes", r.String(),
+	m.log.Info(why+": config re-read", "config", m.origins.Path, "changes", r.String(),
 		"added", r.Added, "removed", r.Removed, "changed", r.Changed)
+	return r, nil
 }
 
 // prepare gives a re-read config what the mount gave the first one: the

@@ -30,6 +30,8 @@ type Options struct {
 	API   API
 	// Logger defaults to a discard handler.
 	Logger *slog.Logger
+	// Reload serves `skillfs reload`; nil refuses it (reload.go).
+	Reload ReloadFunc
 }
 
 // A Server answers one mount's control requests until Close.
@@ -112,7 +114,7 @@ func serve(ctx context.Context, opts Options, uid int) (*Server, error) {
 		return nil, fmt.Errorf("control registration: %w", err)
 	}
 	s.ln = ln
-	h := &handler{api: opts.API, mount: opts.Mount, log: opts.Logger}
+	h := &handler{api: opts.API, mount: opts.Mount, log: opts.Logger, reload: opts.Reload}
 	s.http = &http.Server{Handler: h.mux(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug)}
 	go func() {
 		s.http.Serve(&peerListener{Listener: ln, uid: uid, refused: s.refused})
@@ -206,9 +208,10 @@ func (l *peerListener) Accept() (net.Conn, error) {
 }
 
 type handler struct {
-	api   API
-	mount MountInfo
-	log   *slog.Logger
+	api    API
+	mount  MountInfo
+	log    *slog.Logger
+	reload ReloadFunc
 }
 
 // Requests of the endpoints that take arguments.
@@ -295,6 +298,7 @@ func (h *handler) mux() *http.ServeMux {
 		}
 		return h.api.Get(ctx, r.Origin, r.URI)
 	}))
+	h.reloadRoute(m)
 	return m
 }
 
