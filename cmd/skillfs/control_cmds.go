@@ -704,7 +704,14 @@ remounting. To keep it across restarts, add the URI to the server's pin list.
 			if opts.json {
 				return opts.printJSON(s)
 			}
-			fmt.Fprintf(opts.out, "added %s (%s)\n", cell(s.Path, 0), cell(s.URI, 0))
+			switch s.Approval {
+			case "pending", "changed":
+				// Confirmed, but held back until a person approves it.
+				fmt.Fprintf(opts.out, "added %s (%s), pending approval: it is not in the mount until you run skillfs approve %s\n",
+					cell(s.Path, 0), cell(s.URI, 0), cell(s.Path, 0))
+			default:
+				fmt.Fprintf(opts.out, "added %s (%s)\n", cell(s.Path, 0), cell(s.URI, 0))
+			}
 			return nil
 		})
 	cmd.Flags().StringVar(&opts.origin, "origin", "", "the server to ask (`LABEL`)")
