@@ -4,6 +4,8 @@ package integration
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,7 +94,9 @@ func TestDaemonReturnsWhenLive(t *testing.T) {
 	dir := t.TempDir()
 	files := genTree(t, dir, "local")
 	cfg := writeConfig(t, map[string]any{"local": stdioServe(dir, os.DevNull)}, nil)
-	state, cache, mnt := t.TempDir(), filepath.Join(t.TempDir(), "cache"), filepath.Join(t.TempDir(), "mnt")
+	// A "-" in the mountpoint, as in ~/.cache/mcp-skills: the default log
+	// path printed must still paste into a shell as it is.
+	state, cache, mnt := t.TempDir(), filepath.Join(t.TempDir(), "cache"), filepath.Join(t.TempDir(), "mcp-skills")
 	env := append(os.Environ(), "XDG_STATE_HOME="+state)
 	cmd := exec.Command(skillfsBin, "mount", "--daemon", "--config", cfg, "--cache-dir", cache, "--startup-timeout", "10m", mnt)
 	cmd.Env = env
@@ -103,8 +108,7 @@ func TestDaemonReturnsWhenLive(t *testing.T) {
 			syscall.Unmount(mnt, syscall.MNT_DETACH)
 		}
 	})
-	pidFile := filepath.Join(state, "skillfs", mountFileName(mnt)+".pid")
-	logFile := filepath.Join(state, "skillfs", mountFileName(mnt)+".log")
+	pidFile, logFile := daemonFiles(t, state, stdout.String())
 	pid := 0
 	if b, rerr := os.ReadFile(pidFile); rerr == nil {
 		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
@@ -156,15 +160,33 @@ func TestDaemonReturnsWhenLive(t *testing.T) {
 	}
 }
 
-// mountFileName is the daemon's name for a mountpoint's log and pid files.
-func mountFileName(mnt string) string {
-	out, err := exec.Command("systemd-escape", "--path", mnt).Output()
-	if err == nil {
-		return strings.TrimSpace(string(out))
+// daemonFiles finds the log and pid files mount --daemon chose under
+// $XDG_STATE_HOME/skillfs and checks that their names paste into a shell
+// unquoted (no systemd-style \x2d) and that the log is the one printed.
+func daemonFiles(t *testing.T, state, stdout string) (pidFile, logFile string) {
+	t.Helper()
+	pids, _ := filepath.Glob(filepath.Join(state, "skillfs", "*.pid"))
+	if len(pids) != 1 {
+		t.Errorf("pid files in the state directory: %v\n%s", pids, stdout)
+		return filepath.Join(state, "skillfs", "none.pid"), filepath.Join(state, "skillfs", "none.log")
 	}
-	// Without systemd-escape: test paths hold only letters, digits, "/"
-	// and the "-" of nothing, so "/" → "-" is the whole escaping.
-	return strings.ReplaceAll(strings.Trim(mnt, "/"), "/", "-")
+	pidFile = pids[0]
+	logFile = strings.TrimSuffix(pidFile, ".pid") + ".log"
+	if name := filepath.Base(logFile); !regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`).MatchString(name) || !strings.Contains(name, "mcp-skills") {
+		t.Errorf("default log file name %q is not pasteable as it is, or does not name the mountpoint", name)
+	}
+	if !strings.Contains(stdout, "; log "+logFile+";") {
+		t.Errorf("mount --daemon does not print the log path %s:\n%s", logFile, stdout)
+	}
+	return pidFile, logFile
+}
+
+// mountFileName is the daemon's name for the log and pid files of a
+// mountpoint that holds only letters, digits and "/" (README: "/" becomes
+// "-", then "-" and 8 hex digits of the path's SHA-256).
+func mountFileName(mnt string) string {
+	sum := sha256.Sum256([]byte(filepath.Clean(mnt)))
+	return strings.ReplaceAll(strings.Trim(mnt, "/"), "/", "-") + "-" + hex.EncodeToString(sum[:4])
 }
 
 // TestDaemonFailsWithTheReason: mount --daemon returns the child's exit

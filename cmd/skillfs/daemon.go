@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -43,15 +45,17 @@ func stateDir() (string, error) {
 	return filepath.Join(dir, "skillfs"), nil
 }
 
-// mountName turns an absolute mountpoint into a file name the way
-// systemd-escape --path does for the common characters: "/" becomes "-",
-// and anything but letters, digits, "_" and "." is written \xNN.
-// /root/.cache/mcp-skills → root-.cache-mcp\x2dskills
+// mountName turns an absolute mountpoint into a file name a person can
+// paste into a shell unquoted: "/" becomes "-", every byte but letters,
+// digits, ".", "_" and "-" becomes "_" (a leading "." too, so the file is
+// not hidden), and a short hash of the whole path follows, so two
+// mountpoints that read alike (/a-b and /a/b) never share a log or pid
+// file (a long path is cut to 200 bytes before the hash):
+// /root/.cache/mcp-skills → root-.cache-mcp-skills-3f2a9c1e
 func mountName(mnt string) string {
-	p := strings.Trim(filepath.Clean(mnt), "/")
-	if p == "" {
-		return "-"
-	}
+	clean := filepath.Clean(mnt)
+	sum := sha256.Sum256([]byte(clean))
+	p := strings.Trim(clean, "/")
 	var b strings.Builder
 	for i := 0; i < len(p); i++ {
 		c := p[i]
@@ -59,14 +63,22 @@ func mountName(mnt string) string {
 		case c == '/':
 			b.WriteByte('-')
 		case c == '.' && i == 0:
-			fmt.Fprintf(&b, `\x%02x`, c)
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '.':
+			b.WriteByte('_')
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '.', c == '-':
 			b.WriteByte(c)
 		default:
-			fmt.Fprintf(&b, `\x%02x`, c)
+			b.WriteByte('_')
 		}
 	}
-	return b.String()
+	name := b.String()
+	if name == "" {
+		name = "root"
+	}
+	// A file name holds at most 255 bytes; the hash keeps a cut one apart.
+	if len(name) > 200 {
+		name = name[:200]
+	}
+	return name + "-" + hex.EncodeToString(sum[:4])
 }
 
 // defaultFiles fills in --log-file and --pid-file for a background mount.
