@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,6 +28,18 @@ func TestDemoMountFromTheReadme(t *testing.T) {
 	m.run(t, append(os.Environ(), "XDG_CONFIG_HOME="+cfgHome), "mount", "--cache-dir", m.Cache, m.Dir)
 	if !strings.Contains(m.log.String(), "no config at") {
 		t.Errorf("no notice that the demo is mounted for want of a config:\n%s", m.log.String())
+	}
+	// The live line is the one the README quotes.
+	readme, err := os.ReadFile(filepath.Join(moduleRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := regexp.MustCompile("prints `skillfs: mounted /tmp/mcp-skills([^`]*)`").FindSubmatch(readme)
+	if quoted == nil {
+		t.Fatal("README.md no longer quotes the demo's live line")
+	}
+	if live := "skillfs: mounted " + m.Dir + string(quoted[1]); strings.TrimSpace(m.Ready) != live {
+		t.Errorf("the demo's live line is %q; README.md says %q", strings.TrimSpace(m.Ready), live)
 	}
 	src := filepath.Join(moduleRoot(), "internal", "demo", "skills")
 	for _, rel := range demo.Files() {
