@@ -205,6 +205,9 @@ func printStatus(w io.Writer, st control.StatusReport) error {
 	fmt.Fprintf(w, "mount    %s (pid %d, up %s)\n", st.Mount.Path, st.Mount.PID, st.Uptime)
 	fmt.Fprintf(w, "cache    %s (%s)\n", st.Mount.CacheDir, humanBytes(st.CacheBytes))
 	fmt.Fprintf(w, "version  %s\n", st.Version)
+	if st.State == control.MountStarting {
+		fmt.Fprintf(w, "state    %s\n", startingLine(st))
+	}
 	if r := st.Reload; r != nil {
 		fmt.Fprintf(w, "reload   FAILED %s ago, serving the servers as they were: %s\n", time.Since(r.At).Round(time.Second), cell(r.Error, 0))
 	}

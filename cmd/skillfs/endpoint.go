@@ -11,21 +11,23 @@ import (
 // The mount's Consent is what the control endpoint serves.
 var _ control.API = (*vfs.Consent)(nil)
 
-// startControl serves the control endpoint for a live mount; the returned
+// startControl serves the control endpoint from before the mount is live
+// (starting reports whether it is not yet: starting.go); the returned
 // func stops it. A mount without one still serves its tree, so a failure
 // is a warning.
-func startControl(ctx context.Context, v *vfs.Core, mnt string, opts mountOptions, reload control.ReloadFunc, log *slog.Logger) func() {
+func startControl(ctx context.Context, v *vfs.Core, mnt string, opts mountOptions, reload control.ReloadFunc, starting func() bool, log *slog.Logger) func() {
 	root, err := cacheRoot(opts.cacheDir)
 	if err != nil {
 		log.Warn("no control endpoint: skillfs status and the other commands will not find this mount", "err", err)
 		return func() {}
 	}
 	srv, err := control.Serve(ctx, control.Options{
-		Dir:    control.Dirs(root)[0],
-		Mount:  control.MountInfo{Path: mnt, Started: v.Consent().Status().StartedAt, CacheDir: root},
-		API:    v.Consent(),
-		Logger: log,
-		Reload: reload,
+		Dir:      control.Dirs(root)[0],
+		Mount:    control.MountInfo{Path: mnt, Started: v.Consent().Status().StartedAt, CacheDir: root},
+		API:      v.Consent(),
+		Logger:   log,
+		Reload:   reload,
+		Starting: starting,
 	})
 	if err != nil {
 		log.Warn("no control endpoint: skillfs status and the other commands will not find this mount", "err", err)

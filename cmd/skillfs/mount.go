@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -178,6 +179,11 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		return err
 	}
 	defer stopCore()
+	// The control endpoint answers from here on: while the servers are
+	// still listing, status shows them doing it (starting.go).
+	var hook reloadHook
+	var isLive atomic.Bool
+	defer startControl(ctx, v, mnt, opts, hook.reload, func() bool { return !isLive.Load() }, log)()
 	if !waitReady(ctx, v, opts.startupTimeout, log) {
 		return nil
 	}
@@ -189,8 +195,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err != nil {
 		return &exitError{code: exitMount, err: fmt.Errorf("%w%s", err, mountHint(err))}
 	}
-	var hook reloadHook
-	defer startControl(ctx, v, mnt, opts, hook.reload, log)()
+	isLive.Store(true)
 	removePid, err := writePidFile(opts.pidFile)
 	if err != nil {
 		live.Unmount()

@@ -32,6 +32,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Reload serves `skillfs reload`; nil refuses it (reload.go).
 	Reload ReloadFunc
+	// Starting reports whether the mount is still starting: while it
+	// does, only status, skills and pending are served (starting.go).
+	// Nil: the mount is live.
+	Starting func() bool
 }
 
 // A Server answers one mount's control requests until Close.
@@ -114,8 +118,8 @@ func serve(ctx context.Context, opts Options, uid int) (*Server, error) {
 		return nil, fmt.Errorf("control registration: %w", err)
 	}
 	s.ln = ln
-	h := &handler{api: opts.API, mount: opts.Mount, log: opts.Logger, reload: opts.Reload}
-	s.http = &http.Server{Handler: h.mux(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug)}
+	h := &handler{api: opts.API, mount: opts.Mount, log: opts.Logger, reload: opts.Reload, starting: opts.Starting}
+	s.http = &http.Server{Handler: h.gated(h.mux()), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug)}
 	go func() {
 		s.http.Serve(&peerListener{Listener: ln, uid: uid, refused: s.refused})
 	}()
@@ -208,10 +212,11 @@ func (l *peerListener) Accept() (net.Conn, error) {
 }
 
 type handler struct {
-	api    API
-	mount  MountInfo
-	log    *slog.Logger
-	reload ReloadFunc
+	api      API
+	mount    MountInfo
+	log      *slog.Logger
+	reload   ReloadFunc
+	starting func() bool
 }
 
 // Requests of the endpoints that take arguments.
@@ -488,6 +493,7 @@ func (h *handler) status() StatusReport {
 		Servers:    []ServerStatus{},
 		Cache:      st.Cache,
 		Reload:     st.Reload,
+		State:      h.state(),
 	}
 	for _, o := range st.Origins {
 		rep.Servers = append(rep.Servers, ServerStatus{OriginStatus: o, Available: avail[o.Label], Pending: pending[o.Label], Failed: failed[o.Label]})

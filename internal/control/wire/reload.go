@@ -9,3 +9,9 @@ type ReloadResult struct {
 	Removed []string `json:"removed"`
 	Changed []string `json:"changed"`
 }
+
+// A mount's states in StatusReport.State.
+const (
+	MountStarting = "starting"
+	MountLive     = "live"
+)

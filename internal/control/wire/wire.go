@@ -278,6 +278,9 @@ type StatusReport struct {
 	Version    string         `json:"version"`
 	Servers    []ServerStatus `json:"servers"`
 	Cache      CacheStatus    `json:"cache"`
+	// State is MountStarting while the servers are still listing and the
+	// tree is not mounted yet, MountLive after.
+	State string `json:"state,omitempty"`
 	// Reload is set while the last reload of the config failed.
 	Reload *ReloadStatus `json:"reload,omitempty"`
 }
