@@ -258,7 +258,7 @@ func parseYAML(data []byte) (*value, error) {
 		if err == io.EOF {
 			return &value{kind: nullValue}, nil
 		}
-		return nil, &syntaxError{format: "YAML", msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		return nil, &syntaxError{format: "YAML", msg: fixYAMLLine(data, strings.TrimPrefix(err.Error(), "yaml: "))}
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
