@@ -37,6 +37,13 @@ func TestConfigCheckGoodFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "secrets.env"), "# tokens\nexport FILE_TOKEN=\""+configSecret+"\"\n")
+	// The command is there to start: config check looks.
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bin", "srv"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cfg := filepath.Join(dir, "mcp.json")
 	writeFile(t, cfg, `{
   // VS Code's shape, with its own keys

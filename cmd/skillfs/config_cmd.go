@@ -106,6 +106,17 @@ func runConfigCheck(out io.Writer, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if problems := mountProblems(cfg); len(problems) > 0 {
+		fmt.Fprintln(out, "\nproblems:")
+		for _, p := range problems {
+			fmt.Fprintf(out, "  %s\n", p)
+		}
+		n := "1 problem"
+		if len(problems) > 1 {
+			n = fmt.Sprintf("%d problems", len(problems))
+		}
+		return usageError(fmt.Errorf("config check: %s in %s", n, path))
+	}
 	_, err = fmt.Fprintln(out, "\nno problems")
 	return err
 }

@@ -14,13 +14,13 @@ func TestConfigCheck(t *testing.T) {
 	good := filepath.Join(dir, "good.json")
 	os.WriteFile(filepath.Join(dir, ".env"), []byte("FROM_FILE=hunter2\n"), 0o600)
 	os.WriteFile(good, []byte(`{"mcpServers": {
-		"local": {"command": "srv", "args": ["a b"], "env": {"T": "${CHECK_SECRET}"}, "envFile": ".env"},
+		"local": {"command": "sh", "args": ["a b"], "env": {"T": "${CHECK_SECRET}"}, "envFile": ".env"},
 		"acme": {"url": "https://u:${CHECK_SECRET}@h/mcp?k=${CHECK_SECRET}", "headers": {"Authorization": "Bearer ${CHECK_SECRET}"}}}}`), 0o600)
 	var out bytes.Buffer
 	if err := runConfigCheck(&out, []string{good}); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"2 server(s)", `srv "a b"`, "env FROM_FILE=***", "env T=***", "https://***@h/mcp?k=***", "header Authorization: ***", "no problems"} {
+	for _, want := range []string{"2 server(s)", `sh "a b"`, "env FROM_FILE=***", "env T=***", "https://***@h/mcp?k=***", "header Authorization: ***", "no problems"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
