@@ -6,22 +6,20 @@ import (
 	"syscall"
 )
 
-// Exit codes of a mount stopped by a signal before it went live, as shells
-// report a command a signal ended: 128 + the signal's number.
-const (
-	exitInterrupted = 128 + int(syscall.SIGINT)  // 130: Ctrl-C
-	exitTerminated  = 128 + int(syscall.SIGTERM) // 143
-)
+// exitInterrupted: Ctrl-C (SIGINT) before the mount went live, reported as
+// shells report a command SIGINT ended: 128 + 2.
+const exitInterrupted = 128 + int(syscall.SIGINT)
 
 // interruptedAtStart is the error of a mount whose start-up ctx (ended by
-// SIGINT or SIGTERM, see main) ended before the mount was live: it says so,
-// and exits as a shell would for the signal. Nothing was mounted.
+// SIGINT or SIGTERM, see main) ended before the mount was live; nothing
+// was mounted, and it says so. Ctrl-C exits 130, as a shell would. SIGTERM
+// is how a service manager stops the mount, starting or not: it exits 0,
+// as a stop after the mount is live does.
 func interruptedAtStart(ctx context.Context) error {
-	code, name := exitInterrupted, "interrupted (SIGINT)"
 	// signal.NotifyContext's cause names the signal ("terminated signal
 	// received").
 	if cause := context.Cause(ctx); cause != nil && cause.Error() == syscall.SIGTERM.String()+" signal received" {
-		code, name = exitTerminated, "terminated (SIGTERM)"
+		return &exitError{code: exitOK, err: fmt.Errorf("stopped (SIGTERM) while starting: nothing was mounted")}
 	}
-	return &exitError{code: code, err: fmt.Errorf("%s while starting: nothing was mounted", name)}
+	return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted (SIGINT) while starting: nothing was mounted")}
 }

@@ -101,8 +101,8 @@ section (every key and default: internal/config/doc.go), in JSON or YAML:
 
 Exit codes: 0 unmounted cleanly, 1 runtime failure, 2 usage or config error,
 3 could not mount, 4 unmounted lazily because the mount was busy, 5 with
---require-all: a server failed to start (nothing was mounted), 130 (SIGINT,
-Ctrl-C) or 143 (SIGTERM) while starting (nothing was mounted).`,
+--require-all: a server failed to start (nothing was mounted), 130 Ctrl-C
+(SIGINT) while starting (nothing was mounted).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError(fmt.Errorf("mount needs exactly one MOUNTPOINT, got %d arguments (example: skillfs mount ~/.cache/mcp-skills)", len(args)))
