@@ -89,3 +89,46 @@ func TestStatusWhileStarting(t *testing.T) {
 		t.Errorf("status answers after the mount stopped")
 	}
 }
+
+// TestStartupProgressOnATerminal: a foreground mount whose ready line goes
+// to a terminal shows the startup wait's progress on one line, redrawn in
+// place, and the ready line replaces it. (The slow server holds the wait
+// until --startup-timeout; the deadline only bounds the test.)
+func TestStartupProgressOnATerminal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"early/SKILL.md": skillMD("early", "Listed at once", "early\n")})
+	slow := map[string]any{"command": "sh", "args": []string{"-c", "while read -r line; do :; done"}}
+	cfg := writeConfig(t, map[string]any{"good": stdioServe(dir, os.DevNull), "slow": slow},
+		map[string]any{"defaults": map[string]any{"limits": map[string]any{"connect_timeout": "30m"}}})
+	master, slave := openPTY(t)
+	m := &mount{Dir: filepath.Join(t.TempDir(), "mnt"), Cache: filepath.Join(t.TempDir(), "cache"), log: &syncBuffer{}}
+	m.warnings = true // slow is not ready: a warning
+	m.cmd = exec.Command(skillfsBin, "mount", "--config", cfg, "--cache-dir", m.Cache, "--startup-timeout", "30s", m.Dir)
+	m.cmd.Env = runtimeEnv(t)
+	m.cmd.Stdout, m.cmd.Stderr = slave, m.log
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	m.done = make(chan struct{})
+	go func() { m.code = exitCode(m.cmd.Wait()); close(m.done) }()
+	t.Cleanup(func() { m.Stop(t) })
+	var out syncBuffer
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := master.Read(b)
+			out.Write(b[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+	waitFor(t, 5*time.Minute, "the ready line on the terminal", func() bool { return strings.Contains(out.String(), "skillfs: mounted ") })
+	m.fds = openFDs(m.cmd.Process.Pid)
+	got := out.String()
+	const progress = "\r\x1b[Kskillfs: starting: 1 of 2 servers answered, 1 skill listed"
+	if !strings.Contains(got, progress) || !strings.Contains(got, "\r\x1b[Kskillfs: mounted "+m.Dir+": 2 servers, 1 connected (1 skill), 1 still connecting") {
+		t.Errorf("the terminal: %q\nwant the progress %q, then the ready line replacing it", got, progress)
+	}
+}

@@ -185,7 +185,10 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	var hook reloadHook
 	var isLive atomic.Bool
 	defer startControl(ctx, v, mnt, opts, hook.reload, func() bool { return !isLive.Load() }, log)()
-	if !waitReady(ctx, v, opts.startupTimeout, log) {
+	erase := startupProgress(opts, v)
+	ready := waitReady(ctx, v, opts.startupTimeout, log)
+	erase()
+	if !ready {
 		return interruptedAtStart(ctx)
 	}
 	tuneGC()
