@@ -185,10 +185,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	var hook reloadHook
 	var isLive atomic.Bool
 	defer startControl(ctx, v, mnt, opts, hook.reload, func() bool { return !isLive.Load() }, log)()
-	erase := startupProgress(opts, v)
-	ready := waitReady(ctx, v, opts.startupTimeout, log)
-	erase()
-	if !ready {
+	if !waitWithProgress(ctx, opts, v, log) {
 		return interruptedAtStart(ctx)
 	}
 	tuneGC()
@@ -284,6 +281,14 @@ func cacheRoot(dir string) (string, error) {
 		return "", usageError(err)
 	}
 	return root, nil
+}
+
+// waitWithProgress is waitReady with the terminal's progress line
+// (startupProgress), erased before the ready line is printed.
+func waitWithProgress(ctx context.Context, opts mountOptions, v *vfs.Core, log *slog.Logger) bool {
+	erase := startupProgress(opts, v)
+	defer erase()
+	return waitReady(ctx, v, opts.startupTimeout, log)
 }
 
 // waitReady waits up to timeout for every server's first listing; false
