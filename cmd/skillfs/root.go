@@ -19,13 +19,7 @@ nothing is fetched before it is read.`,
 		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usageError(fmt.Errorf("unknown command %q (see `skillfs --help`)", args[0]))
-			}
-			return cmd.Help()
-		},
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetVersionTemplate("skillfs {{.Version}}\n") // as `skillfs version` prints it
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -41,6 +35,11 @@ nothing is fetched before it is read.`,
 	)
 	root.AddCommand(newControlCommands()...)
 	root.AddCommand(newCatalogCommand(), newIntegrateCommand())
+	// help and completion are added now rather than at Execute, so that
+	// they have suggestions, man pages and completions like the others.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	withSuggestions(root)
 	return root
 }
 
