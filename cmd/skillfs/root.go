@@ -34,7 +34,7 @@ nothing is fetched before it is read.`,
 		newConfigCommand(),
 	)
 	root.AddCommand(newControlCommands()...)
-	root.AddCommand(newCatalogCommand(), newIntegrateCommand())
+	root.AddCommand(newCatalogCommand(), newIntegrateCommand(), newManCommand())
 	// help and completion are added now rather than at Execute, so that
 	// they have suggestions, man pages and completions like the others.
 	root.InitDefaultHelpCmd()
