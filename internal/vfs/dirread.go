@@ -41,6 +41,7 @@ type dirReads struct {
 	mu          sync.Mutex
 	listings    map[string]*dirListing // path → last directory read
 	confirmed   throttle               // uri → last skills/get for an unlisted skill
+	confirming  flight                 // uri → the skills/get in flight, which later askers wait for
 	unconfirmed map[string]bool        // skill directories skills/get did not confirm
 }
 
@@ -193,8 +194,28 @@ func (lr *dirReads) hidden(t *tree, p string) bool {
 }
 
 // listing returns the directory read of p, from the cache or the server;
-// nil when the server could not be asked.
+// nil when the server could not be asked. A listing that holds a SKILL.md
+// the tree does not is an unlisted skill: it is confirmed (or its refusal
+// waited for) before the listing is used, whichever reader got here first.
 func (lr *dirReads) listing(ctx context.Context, p string) *dirListing {
+	l := lr.read(ctx, p)
+	if l == nil || !l.ok {
+		return l
+	}
+	if isDir, ok := l.children["SKILL.md"]; ok && !isDir {
+		if t := lr.cat.current(); (t.nodes[p] == nil || t.nodes[p].skill == nil) && !t.pendingDirs[p] {
+			if u, err := verify.URIFromPath(p); err == nil {
+				if sm, err := u.Child("SKILL.md"); err == nil {
+					lr.confirm(ctx, sm.String())
+				}
+			}
+		}
+	}
+	return l
+}
+
+// read returns the directory read of p, from the cache or the server.
+func (lr *dirReads) read(ctx context.Context, p string) *dirListing {
 	lr.mu.Lock()
 	l := lr.listings[p]
 	lr.mu.Unlock()
@@ -223,30 +244,32 @@ func (lr *dirReads) listing(ctx context.Context, p string) *dirListing {
 	lr.mu.Lock()
 	lr.listings[p] = l
 	lr.mu.Unlock()
-	if l.ok {
-		if isDir, ok := l.children["SKILL.md"]; ok && !isDir {
-			if t := lr.cat.current(); (t.nodes[p] == nil || t.nodes[p].skill == nil) && !t.pendingDirs[p] {
-				if sm, err := u.Child("SKILL.md"); err == nil {
-					lr.confirm(ctx, sm.String())
-				}
-			}
-		}
-	}
 	return l
 }
 
 // confirm asks for an unlisted skill with skills/get and, when the entry
-// passes, holds it like a listed one.
+// passes, holds it like a listed one. A reader that asks while the call
+// is in flight waits for its outcome: answering at once would show the
+// directory a moment before a refusal hides it (a stat that said ENOENT,
+// then an ls that still listed the name).
 func (lr *dirReads) confirm(ctx context.Context, uri string) {
+	lr.confirming.do(ctx, uri, func(ctx context.Context) ([]byte, error) {
+		lr.confirmNow(ctx, uri)
+		return nil, nil
+	})
+}
+
+// confirmNow is confirm's one call. The answer is kept for every reader,
+// and the throttle holds the next ask back for confirmRetry; the call runs
+// detached from the asker's cancellation (flight): a reader that gave up
+// (a FUSE interrupt, which a Go program's preemption signal sends while it
+// waits) must not cancel it, or the skill stays hidden until then. The
+// call's own timeout bounds it.
+func (lr *dirReads) confirmNow(ctx context.Context, uri string) {
 	if !lr.confirmed.due(uri, lr.now(), confirmRetry) {
 		return
 	}
-	// The answer is kept for every reader, and the throttle above holds
-	// the next ask back for confirmRetry: a reader that gave up (a FUSE
-	// interrupt, which a Go program's preemption signal sends while it
-	// waits) must not cancel it, or the skill stays hidden until then.
-	// The call's own timeout bounds it.
-	s, err := lr.res.GetSkill(context.WithoutCancel(ctx), uri)
+	s, err := lr.res.GetSkill(ctx, uri)
 	if err == nil {
 		err = lr.cat.confirm(s)
 	}

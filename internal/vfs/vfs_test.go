@@ -541,3 +541,66 @@ func TestConfirmedSkillsCountAgainstByteCap(t *testing.T) {
 		})
 	}
 }
+
+// TestLookupDuringARefusalWaitsForIt: a lookup that arrives while an
+// unlisted skill's skills/get is in flight waits for its outcome. It used
+// to answer at once with the directory (the directory read was cached by
+// the first reader), so under load a stat said ENOENT while ls still
+// listed the refused name.
+func TestLookupDuringARefusalWaitsForIt(t *testing.T) {
+	// Under max_list_resources 3 the unlisted delta is refused.
+	f := newFixture(t, baseFiles, func(o *config.Origin) { o.Limits.MaxListPages = 1; o.Limits.MaxListResources = 3 })
+	f.allowWarn = true // the truncated listing and the refusal are logged
+	ctx := context.Background()
+	// The parent's directory read is cached, as after any earlier walk.
+	if _, err := f.fs.Stat(ctx, "local/team"); err != nil {
+		t.Fatal(err)
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f.access.setHook(func(line string) {
+		if strings.HasPrefix(line, "skills/get ") {
+			once.Do(func() { close(started); <-release })
+		}
+	})
+	first := make(chan error, 1)
+	go func() {
+		_, err := f.fs.Stat(ctx, "local/team/delta/SKILL.md")
+		first <- err
+	}()
+	select {
+	case <-started:
+	case err := <-first:
+		t.Fatalf("stat answered (%v) before skills/get reached the server", err)
+	case <-time.After(time.Minute):
+		t.Fatal("skills/get never reached the server")
+	}
+	second := make(chan error, 1)
+	go func() {
+		_, err := f.fs.Stat(ctx, "local/team/delta")
+		second <- err
+	}()
+	// Give a lookup that does not wait the time to answer; one that waits
+	// answers only after the release, so this bound cannot fail a correct
+	// core, only let a wrong one pass on a slow machine.
+	var got error
+	answered := false
+	select {
+	case got = <-second:
+		answered = true
+	case <-time.After(2 * time.Second):
+	}
+	close(release)
+	if !answered {
+		got = <-second
+	}
+	if err := <-first; !errors.Is(err, vfs.ErrNotExist) {
+		t.Errorf("stat delta/SKILL.md: %v, want ErrNotExist (refused)", err)
+	}
+	if !errors.Is(got, vfs.ErrNotExist) {
+		t.Errorf("stat delta while its skills/get was in flight: %v, want ErrNotExist (it was refused)", got)
+	}
+	if got := f.ls(t, "local/team"); slices.Contains(got, "delta") {
+		t.Errorf("ls local/team = %v lists the refused delta", got)
+	}
+}
