@@ -30,6 +30,12 @@
 // endpoint it names the same way; it is never called from the process
 // serving a mount.
 //
+// Shell completion. POST /v1/complete answers the skill paths that start
+// with a prefix, one path segment at a time, at most MaxCompletions, with
+// the count of those left out (complete.go): the mount filters, so that
+// a completion reads a short answer whatever the mount holds. Mounts
+// lists the running mounts' mountpoints.
+//
 // Refused connections are logged once, then counted (refusals.go).
 //
 // The daemon side is the API interface, implemented over the mount's core;

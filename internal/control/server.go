@@ -304,6 +304,7 @@ func (h *handler) mux() *http.ServeMux {
 		return h.api.Get(ctx, r.Origin, r.URI)
 	}))
 	h.reloadRoute(m)
+	h.completeRoute(m)
 	return m
 }
 

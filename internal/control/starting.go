@@ -14,7 +14,7 @@ var ErrStarting = errors.New("the mount is starting (its servers are still listi
 
 // servedWhileStarting are the requests a starting mount answers: they
 // report what it has so far and change nothing.
-var servedWhileStarting = map[string]bool{"/v1/status": true, "/v1/skills": true, "/v1/pending": true}
+var servedWhileStarting = map[string]bool{"/v1/status": true, "/v1/skills": true, "/v1/pending": true, "/v1/complete": true}
 
 // gated refuses, while the mount is starting, the requests it does not
 // serve then.
