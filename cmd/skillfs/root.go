@@ -40,6 +40,7 @@ nothing is fetched before it is read.`,
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	withSuggestions(root)
+	withCompletions(root)
 	return root
 }
 
