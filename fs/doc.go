@@ -19,11 +19,16 @@
 // Caching. Bytes are immutable per digest, so the kernel may keep them:
 // Open answers ENOSYS, which tells the kernel to stop sending OPEN, FLUSH
 // and RELEASE for this mount and to keep file pages across opens, so a warm
-// open+read+close never reaches the daemon. Directories the catalog alone
-// decides are opened with FOPEN_CACHE_DIR. Entries and attributes are
-// cached for CacheTimeout; when a catalog swap changes a file or a
-// directory, the kernel's entries, attributes, listings and pages for it
-// are invalidated (Notify*) at once. A file whose size the server did not
+// open+read+close never reaches the daemon. OPENDIR answers ENOSYS too
+// (dirs.go): the kernel then keeps every listing, and the directories
+// whose listing can change without a catalog swap are made to be listed
+// anew on every open through their mtime. Entries, attributes and failed
+// lookups in directories the catalog decides are cached for CacheTimeout
+// (an hour); when a catalog swap changes a file or a directory, the
+// kernel's entries, attributes, listings and pages for it, and its
+// negative entries for the names it added, are invalidated (Notify*) at
+// once. POSIX ACLs are enabled so that the kernel keeps the answer "none"
+// that `ls -l` asks for on every file. A file whose size the server did not
 // declare (older SEP revision) shows the per-file cap until it has been
 // read and verified, with attributes that are never cached; it is fetched
 // when the kernel asks for its attributes on behalf of a read (rawFS), so
@@ -33,8 +38,8 @@
 // Without kernel notifications (macOS, whose macFUSE does not support them;
 // Options.NoNotify, the hidden --no-notify flag, on Linux) none of the above
 // can be invalidated, so none of it is kept for long: entries, attributes
-// and failed lookups are cached for NoNotifyTimeout (1 s), directories get
-// no FOPEN_CACHE_DIR, and Open answers every open itself, with
+// and failed lookups are cached for NoNotifyTimeout (1 s), OPENDIR is
+// answered and directories get no FOPEN_CACHE_DIR, and Open answers every open itself, with
 // FOPEN_DIRECT_IO (the kernel keeps no page: every read reaches the
 // daemon, and a read after a change fails as for any open file), after
 // checking it against the current tree: ENOENT for a file that left it,

@@ -57,6 +57,7 @@ func Start(mountpoint string, v *vfs.Core, opts Options) (*Mount, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
+	raw.server = server
 	go server.Serve()
 	if err := server.WaitMount(); err != nil {
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
@@ -107,6 +108,7 @@ func newFS(v *vfs.Core, opts Options) (*rawFS, fuse.MountOptions) {
 		// lowers it to fs.fuse.max_user_bgreq for unprivileged mounts.
 		MaxBackground: 1024,
 		DisableXAttrs: false,
+		EnableAcl:     true,
 	}
 	// No EntryTimeout or AttrTimeout here: go-fuse would put those in place
 	// of every zero a node returns, and zero is how a node says "do not
@@ -243,6 +245,8 @@ type rawFS struct {
 	fuse.RawFileSystem
 	sh   *shared
 	root *node
+	// server is set once mounted, before the first request (see readDir).
+	server *fuse.Server
 }
 
 // GetAttr: before it reads a file, the kernel asks for its attributes with

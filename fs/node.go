@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -14,13 +15,21 @@ import (
 	"github.com/skillfs/skillfs/internal/vfs"
 )
 
-// CacheTimeout is how long the kernel may cache entries and attributes.
-// Changes are pushed to the kernel as they happen, so this only bounds how
-// long a lookup racing a catalog swap can keep the older answer.
-const CacheTimeout = time.Minute
+// CacheTimeout is how long the kernel may cache entries and attributes,
+// and failed lookups in a directory the catalog alone decides: as long as
+// the snapshot they come from, since every catalog swap tells the kernel
+// what it changed (Mount.Invalidate), names gained included. A lookup that
+// races a swap cannot outlive it either: the kernel's invalidation of a
+// name waits for a lookup in flight in that directory. It is not forever
+// only so that a notification lost to a kernel bug does not last: an hour,
+// where a minute made every walk an agent repeated after a pause look up
+// every name again (BENCHMARKS.md, issue 21).
+const CacheTimeout = time.Hour
 
-// negativeTimeout is how long a failed lookup is cached; new skills are
-// announced to the kernel explicitly, so it can be long too.
+// negativeTimeout is how long a failed lookup is cached in a directory
+// whose listing can change without a catalog swap (a server's directory
+// reads, .skillfs's generated folders), where nothing tells the kernel of
+// a name that appears.
 const negativeTimeout = 10 * time.Second
 
 // NoNotifyTimeout is how long the kernel may cache entries, attributes and
@@ -44,6 +53,9 @@ type shared struct {
 	// volatile maps the inode numbers of files whose size is not known yet
 	// to their nodes (see rawFS.GetAttr), until the kernel forgets them.
 	volatile sync.Map
+	// relists counts the attributes given out for directories listed anew
+	// on every open (see relist).
+	relists atomic.Int64
 }
 
 // node is the one node type: a directory or a file of the tree, by path.
@@ -119,10 +131,11 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	p := n.child(name)
 	a, fl, err := n.sh.v.Lookup(ctx, p)
 	if err != nil {
-		out.SetEntryTimeout(n.sh.negTimeout)
+		out.SetEntryTimeout(n.sh.negativeTimeout(n.where()))
 		return nil, toErrno(n.sh.log, "lookup", p, err)
 	}
 	n.sh.fill(a, &out.Attr)
+	n.sh.relist(p, a, &out.Attr)
 	if a.Dynamic {
 		// Every open of a dynamic file looks it up again and gets a fetch
 		// of its own.
@@ -201,6 +214,7 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 		}
 	}
 	n.sh.fill(a, &out.Attr)
+	n.sh.relist(n.where(), a, &out.Attr)
 	out.SetTimeout(n.sh.attrTimeout(a))
 	return 0
 }

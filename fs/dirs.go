@@ -1,0 +1,103 @@
+package fs
+
+import (
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/skillfs/skillfs/internal/vfs"
+)
+
+// Directories without OPENDIR. On a mount the kernel is told of changes
+// on, OPENDIR answers ENOSYS: the kernel then stops sending OPENDIR and
+// RELEASEDIR for the whole mount (two requests per directory a walk
+// enters, most of what `ls -R`, `find` or `du` cost) and keeps every
+// listing it reads (FOPEN_CACHE_DIR is its default without OPENDIR) until
+// it is told the directory changed (Mount.Invalidate) or the directory's
+// mtime is not the one it had when the listing was read.
+//
+// That second rule keeps the directories whose listing may change without
+// a catalog swap (a server's directory reads, .skillfs's generated
+// folders; vfs.Core.DirCacheable) listed anew on every open, as they were
+// when OPENDIR listed them. Before it reads a listing from the start, the
+// kernel asks for the directory's attributes if it holds none, and drops
+// the listing it kept if the mtime is not the one it saw when it read it.
+// So each time such a directory is listed, its attributes are invalidated
+// before the listing is answered (readDir), and each time the kernel asks
+// for them they carry a later mtime (relist). Its attributes are cached as
+// any others in between, so a path walk through it costs nothing.
+//
+// Without kernel notifications (Options.NoNotify) nothing would drop a
+// kept listing, so OPENDIR is served as before and no listing is kept.
+
+// OpenDir: see above.
+func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	if r.sh.noNotify {
+		return r.RawFileSystem.OpenDir(cancel, in, out)
+	}
+	return fuse.ENOSYS
+}
+
+func (r *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	if r.sh.noNotify {
+		return r.RawFileSystem.ReadDirPlus(cancel, in, out)
+	}
+	return r.readDir(cancel, in, out, r.RawFileSystem.ReadDirPlus)
+}
+
+func (r *rawFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	if r.sh.noNotify {
+		return r.RawFileSystem.ReadDir(cancel, in, out)
+	}
+	return r.readDir(cancel, in, out, r.RawFileSystem.ReadDir)
+}
+
+// readDir serves one READDIR(PLUS) that came without a handle: it opens
+// the directory in go-fuse's node layer for this request alone, reads from
+// the offset the kernel asks for, and releases it. The kernel asks only
+// for what it does not keep, so this runs once per directory and change.
+func (r *rawFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList,
+	read func(<-chan struct{}, *fuse.ReadIn, *fuse.DirEntryList) fuse.Status) fuse.Status {
+	var opened fuse.OpenOut
+	if st := r.RawFileSystem.OpenDir(cancel, &fuse.OpenIn{InHeader: in.InHeader}, &opened); st != fuse.OK {
+		return st
+	}
+	defer r.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: in.InHeader, Fh: opened.Fh})
+	if opened.OpenFlags&fuse.FOPEN_CACHE_DIR == 0 && r.server != nil {
+		// Listed anew on every open. Sent before the answer, so that the
+		// kernel has forgotten the attributes before it can keep this
+		// listing; attributes alone (offset -1), so that nothing waits on
+		// a page lock the reader may hold.
+		r.server.InodeNotify(in.NodeId, -1, 0)
+	}
+	withHandle := *in
+	withHandle.Fh = opened.Fh
+	return read(cancel, &withHandle, out)
+}
+
+// relisted reports whether the directory at p is listed anew on every
+// open: see above.
+func (sh *shared) relisted(p string, a vfs.Attr) bool {
+	return !sh.noNotify && a.Kind == vfs.KindDir && !sh.v.DirCacheable(p)
+}
+
+// relist gives a directory listed anew on every open an mtime later than
+// any it had, one nanosecond per time the kernel asks: the kernel then
+// never reuses a listing of it. Other attributes are left as they are.
+func (sh *shared) relist(p string, a vfs.Attr, out *fuse.Attr) {
+	if !sh.relisted(p, a) {
+		return
+	}
+	m := a.Mtime.Add(time.Duration(sh.relists.Add(1)))
+	out.SetTimes(nil, &m, nil)
+}
+
+// negativeTimeout is how long the kernel may remember that a name is not
+// in the directory at dir: as long as a name it has, where a catalog swap
+// is what adds names (the swap tells the kernel of each name added).
+func (sh *shared) negativeTimeout(dir string) time.Duration {
+	if sh.noNotify || !sh.v.DirCacheable(dir) {
+		return sh.negTimeout
+	}
+	return sh.entryTimeout
+}

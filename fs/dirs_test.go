@@ -1,0 +1,62 @@
+package fs
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// With kernel notifications the kernel is left to open directories and to
+// keep their listings: OPENDIR answers ENOSYS, which it remembers for the
+// mount. Without them, OPENDIR is served and nothing is kept.
+func TestOpendirIsLeftToTheKernel(t *testing.T) {
+	f := newFixture(t, testFiles)
+	var out fuse.OpenOut
+	if st := f.raw.OpenDir(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: 1}}, &out); st != fuse.ENOSYS {
+		t.Errorf("opendir of the root: %v, want ENOSYS", st)
+	}
+	f.withoutNotify()
+	if st := f.raw.OpenDir(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: 1}}, &out); st != fuse.OK || out.OpenFlags&fuse.FOPEN_CACHE_DIR != 0 {
+		t.Errorf("opendir of the root without notifications: %v, flags %#x; want a handle, the listing not kept", st, out.OpenFlags)
+	}
+	f.raw.ReleaseDir(&fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: out.Fh})
+}
+
+// A directory whose listing can change without a catalog swap reports a
+// later mtime each time its attributes are asked for, which is what makes
+// the kernel list it anew; its attributes are still cached, so that a path
+// walk through it costs nothing. One the catalog decides keeps its mtime.
+func TestRelistedDirectoriesReportALaterMtime(t *testing.T) {
+	f := newFixture(t, testFiles)
+	mtimes := func(p string) (uint64, uint64, uint64) {
+		n := f.walk(t, p)
+		var a, b fuse.AttrOut
+		if errno := n.Getattr(context.Background(), nil, &a); errno != 0 {
+			t.Fatalf("getattr %s: %v", p, errno)
+		}
+		if errno := n.Getattr(context.Background(), nil, &b); errno != 0 {
+			t.Fatalf("getattr %s: %v", p, errno)
+		}
+		ns := func(x fuse.AttrOut) uint64 { return x.Mtime*1e9 + uint64(x.Mtimensec) }
+		return ns(a), ns(b), b.AttrValid
+	}
+	var relisted string
+	for _, p := range []string{".skillfs/skills", "local/team", ".skillfs/pending"} {
+		if !f.v.DirCacheable(p) {
+			if _, _, err := f.v.Lookup(context.Background(), p); err == nil {
+				relisted = p
+				break
+			}
+		}
+	}
+	if relisted == "" {
+		t.Fatal("the fixture has no directory listed anew on every open")
+	}
+	if a, b, valid := mtimes(relisted); b <= a || valid == 0 {
+		t.Errorf("%s: mtime %d then %d, attributes cached %d s; want later each time, cached", relisted, a, b, valid)
+	}
+	if a, b, _ := mtimes("local/alpha"); a != b {
+		t.Errorf("local/alpha: mtime %d then %d; want the same", a, b)
+	}
+}
