@@ -34,6 +34,9 @@ type options struct {
 	Reps      int
 	Out       string
 	StdioSize int // also mount this size over stdio; 0: none
+	// CountSize: HTTP sizes up to this one also count the FUSE requests of
+	// each workload, in a second mount with --debug; 0: none.
+	CountSize int
 	// Idle is the window over which the idle CPU of a default `skillfs
 	// serve` and of the mount daemon is measured (HTTP sizes); 0: none.
 	Idle    time.Duration
@@ -58,6 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	reps := fs.Int("reps", 9, "repetitions per measurement (medians of these)")
 	out := fs.String("out", "", "also write the report to `FILE`")
 	stdio := fs.Int("stdio", 1000, "also mount the tree of this many skills over stdio (0: no stdio run)")
+	counts := fs.Int("counts", 1000, "count the FUSE requests of each workload at HTTP sizes up to this many skills (0: none)")
 	idle := fs.Duration("idle", 10*time.Second, "measure the idle CPU of `skillfs serve` and of the mount daemon over this window, per HTTP size (0: not at all)")
 	seed := fs.Uint64("seed", 1, "seed of the generated trees")
 	bin := fs.String("skillfs", "", "use this skillfs binary instead of building ./cmd/skillfs")
@@ -69,7 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	o := options{Reps: *reps, Out: *out, StdioSize: *stdio, Idle: *idle, Seed: *seed, Skillfs: *bin, WorkDir: *work, Shm: *shm}
+	o := options{Reps: *reps, Out: *out, StdioSize: *stdio, CountSize: *counts, Idle: *idle, Seed: *seed, Skillfs: *bin, WorkDir: *work, Shm: *shm}
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 10 {

@@ -202,9 +202,10 @@ type mountProc struct {
 
 // startMount runs `skillfs mount` and returns once its ready line is out,
 // with the time from exec to that line.
-func startMount(ctx context.Context, cl *cleaner, bin, cfg, cache, mnt string, log io.Writer) (*mountProc, time.Duration, error) {
+func startMount(ctx context.Context, cl *cleaner, bin, cfg, cache, mnt string, log io.Writer, flags ...string) (*mountProc, time.Duration, error) {
 	m := &mountProc{Dir: mnt, done: make(chan struct{})}
-	m.cmd = exec.Command(bin, "mount", "--config", cfg, "--cache-dir", cache, "--log-level", "info", mnt)
+	args := append([]string{"mount", "--config", cfg, "--cache-dir", cache, "--log-level", "info"}, flags...)
+	m.cmd = exec.Command(bin, append(args, mnt)...)
 	// SIGTERM, not SIGKILL: a daemon that outlives the bench unmounts.
 	m.cmd.SysProcAttr = childAttrs(syscall.SIGTERM)
 	m.cmd.Stderr = log

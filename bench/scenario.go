@@ -498,13 +498,12 @@ func (s *scenario) warm(ctx context.Context) {
 			return err
 		})
 
-	s.treeOp(ctx, "ls -R over the whole tree", reps, Target{}, false, "ls", "-R")
-	grepTarget := Target{}
-	if s.tree.Skills == 1000 {
-		grepTarget = Target{Op: RatioAtMost, Limit: 3}
-	}
-	s.treeOp(ctx, "grep -r over the whole tree", reps, grepTarget, true, "grep", "-r", Needle)
+	s.workloads(ctx, reps)
 	s.readers(ctx, smallSample)
+	if s.tree.Skills <= s.b.opts.CountSize {
+		s.b.log.Info("request counts", "op", "counts")
+		s.requestCounts(ctx)
+	}
 }
 
 // warmOp times op over the mount and over tmpfs; op is given how to map a
