@@ -95,6 +95,7 @@ func complete(t *testing.T, env []string, args ...string) completion {
 const (
 	compNoSpace    = 2
 	compNoFileComp = 4
+	compFilterDirs = 16
 )
 
 func TestCompletionFromTheRunningMount(t *testing.T) {
@@ -168,6 +169,34 @@ func TestCompletionFromTheRunningMount(t *testing.T) {
 	}
 	try(want, compNoFileComp|compNoSpace, "inspect", "crowd/crowd-7")
 	try([]string{"crowd/crowd-7/x"}, compNoFileComp, "inspect", "crowd/crowd-7/")
+}
+
+// TestCompletionOfFixedValues: flags and arguments with a fixed few
+// values complete them, no mount needed.
+func TestCompletionOfFixedValues(t *testing.T) {
+	t.Parallel()
+	env := runtimeEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"catalog", "--format", ""}, []string{"xml", "markdown", "json"}},
+		{[]string{"catalog", "--hook", ""}, []string{"claude-code"}},
+		{[]string{"mount", "--log-level", "w"}, []string{"warn"}},
+		{[]string{"integrate", "c"}, []string{"claude-code", "codex", "cursor"}},
+		{[]string{"integrate", "codex", ""}, nil},
+		{[]string{"list", ""}, nil}, // no mount running: nothing, at once
+	} {
+		got := complete(t, env, tc.args...)
+		if !slices.Equal(got.words, tc.want) || got.directive != compNoFileComp {
+			t.Errorf("skillfs __complete %q: %q (directive %d), want %q", tc.args, got.words, got.directive, tc.want)
+		}
+	}
+	for _, args := range [][]string{{"mount", ""}, {"serve", ""}, {"status", "--cache-dir", ""}} {
+		if got := complete(t, env, args...); got.words != nil || got.directive != compFilterDirs {
+			t.Errorf("skillfs __complete %q: %q (directive %d), want directories", args, got.words, got.directive)
+		}
+	}
 }
 
 // TestCompletionDoesNotWaitForAHungMount: a mount that accepts the

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/render"
 )
 
 // Shell completion (`skillfs completion bash|zsh|fish`, cobra's) completes
@@ -65,10 +66,24 @@ func withCompletions(root *cobra.Command) {
 		"all":       completeLabels,
 		"cache-dir": dirsOnly,
 	}
+	// Flags of one command whose values are a fixed few.
+	commandFlags := map[string]map[string]completeFunc{
+		"skillfs catalog": {
+			"format": fixed([]string{string(render.FormatXML), string(render.FormatMarkdown), string(render.FormatJSON)}),
+			"hook":   fixed([]string{"claude-code"}),
+		},
+		"skillfs mount":     {"log-level": fixed([]string{"debug", "info", "warn", "error"})},
+		"skillfs integrate": {"project": dirsOnly},
+	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if f, ok := args[c.CommandPath()]; ok && c.ValidArgsFunction == nil {
 			c.ValidArgsFunction = f
+		}
+		for name, f := range commandFlags[c.CommandPath()] {
+			if c.Flags().Lookup(name) != nil {
+				c.RegisterFlagCompletionFunc(name, f)
+			}
 		}
 		for name, f := range flags {
 			if fl := c.LocalNonPersistentFlags().Lookup(name); fl != nil && fl.Value.Type() == "string" {
