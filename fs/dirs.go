@@ -101,3 +101,21 @@ func (sh *shared) negativeTimeout(dir string) time.Duration {
 	}
 	return sh.entryTimeout
 }
+
+// Lookup makes a failed lookup one the kernel keeps. The kernel caches a
+// name's absence only from an answer that succeeds with node ID 0 and an
+// entry timeout; an ENOENT answer it forgets at once, whatever timeout it
+// carries. go-fuse turns ENOENT into that answer only for lookups whose
+// node set no timeout, and node.Lookup sets one (negativeTimeout), so that
+// every failed lookup, .gitignore that rg asks for in every directory, went
+// to the daemon every time.
+func (r *rawFS) Lookup(cancel <-chan struct{}, header *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
+	st := r.RawFileSystem.Lookup(cancel, header, name, out)
+	if st == fuse.ENOENT && out.EntryTimeout() > 0 {
+		timeout := out.EntryTimeout()
+		*out = fuse.EntryOut{}
+		out.SetEntryTimeout(timeout)
+		return fuse.OK
+	}
+	return st
+}

@@ -60,3 +60,23 @@ func TestRelistedDirectoriesReportALaterMtime(t *testing.T) {
 		t.Errorf("local/alpha: mtime %d then %d; want the same", a, b)
 	}
 }
+
+// A failed lookup reaches the kernel as the answer it keeps: success with
+// node ID 0 and the negative timeout (an ENOENT answer it would forget at
+// once, and ask again for the name on the next walk).
+func TestFailedLookupsAreKeptByTheKernel(t *testing.T) {
+	f := newFixture(t, testFiles)
+	var out fuse.EntryOut
+	if st := f.raw.Lookup(nil, &fuse.InHeader{NodeId: 1}, "elsewhere", &out); st != fuse.OK || out.NodeId != 0 || out.EntryTimeout() != CacheTimeout {
+		t.Errorf("lookup of an absent name: %v, node %d, kept %v; want OK, node 0, kept %v", st, out.NodeId, out.EntryTimeout(), CacheTimeout)
+	}
+	var found fuse.EntryOut
+	if st := f.raw.Lookup(nil, &fuse.InHeader{NodeId: 1}, "local", &found); st != fuse.OK || found.NodeId == 0 {
+		t.Errorf("lookup of local: %v, node %d", st, found.NodeId)
+	}
+	f.withoutNotify()
+	var bounded fuse.EntryOut
+	if st := f.raw.Lookup(nil, &fuse.InHeader{NodeId: 1}, "elsewhere", &bounded); st != fuse.OK || bounded.NodeId != 0 || bounded.EntryTimeout() != NoNotifyTimeout {
+		t.Errorf("without notifications: %v, node %d, kept %v; want OK, node 0, kept %v", st, bounded.NodeId, bounded.EntryTimeout(), NoNotifyTimeout)
+	}
+}

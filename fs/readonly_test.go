@@ -100,8 +100,10 @@ func TestRawMutationsAreEROFS(t *testing.T) {
 	// The tree is as it was.
 	lookup(dir, "data.txt")
 	lookup(1, "local")
-	if st := raw.Lookup(cancel, &fuse.InHeader{NodeId: dir}, "new.md", &eo); st != fuse.ENOENT {
-		t.Errorf("lookup of the file create tried to make: %v, want ENOENT", st)
+	// Absent: node ID 0, which the kernel reports as ENOENT (and keeps).
+	eo = fuse.EntryOut{}
+	if st := raw.Lookup(cancel, &fuse.InHeader{NodeId: dir}, "new.md", &eo); st != fuse.OK || eo.NodeId != 0 {
+		t.Errorf("lookup of the file create tried to make: %v, node %d; want absent (OK, node 0)", st, eo.NodeId)
 	}
 }
 
