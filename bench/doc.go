@@ -23,9 +23,14 @@
 //     resources/read lines the server's access log shows for it;
 //   - every file read and checked through the mount, then VmRSS/VmHWM;
 //   - warm stat, open+read+close of small files, sequential read of a large
-//     file, `ls -R` and `grep -r` of the whole tree, each against the same
-//     files on tmpfs, after one untimed pass (which also checks that ls and
-//     grep print the same on both);
+//     file, each against the same files on tmpfs, after one untimed pass;
+//   - the walks agents run over the whole tree (issue 21): `ls -R`, `find
+//     -type f`, `rg -c`, `grep -r`, `tar cf -`, `ls -lR`, `du -s`, each by
+//     absolute path from / and from inside the tree as ".", against tmpfs
+//     after one untimed pass (which also checks that ls, find, rg and grep
+//     print the same on both), with the best of each side and its spread;
+//   - at sizes up to -counts, the FUSE requests each of those walks sends
+//     warm, by opcode, counted from the log of a second mount with --debug;
 //   - the readers agents use, on the same small files: Python's
 //     open(p, 'rb').read() and Node's fs.readFileSync, each one long-lived
 //     subprocess that loops over the file list and times itself, and rg
