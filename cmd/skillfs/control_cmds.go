@@ -226,7 +226,10 @@ func printStatus(w io.Writer, st control.StatusReport) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s / %s\t%s\n", s.Label, s.State, cell(s.Protocol, 0),
 			s.Available, s.Pending, s.Failed, s.Rejected, humanBytes(s.BytesFetched), budget, lastErr)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printPendingWhy(w, st.Servers)
 }
 
 func newListCommand() *cobra.Command {
@@ -444,10 +447,20 @@ func newPendingCommand() *cobra.Command {
 func printPending(w io.Writer, ps []control.Pending) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "PATH\tKIND\tFLAGS\tCHANGE")
+	entry := 0
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(p.Skill.Path, 0), pendingKind(p), list(p.Skill.Flags), changeLine(p.Changed))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(p.Skill.Path, 0), whyKind(p), list(p.Skill.Flags), changeLine(p.Changed))
+		if p.Why == control.WhyServerEntry {
+			entry++
+		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if entry > 0 {
+		fmt.Fprintf(w, "server entry changed (%d): %s\n", entry, serverEntryChanged)
+	}
+	return nil
 }
 
 func pendingKind(p control.Pending) string {
@@ -525,6 +538,7 @@ If the server changes an approved skill later, it waits in
 func runApprove(ctx context.Context, c *control.Client, opts approveOptions, args []string) error {
 	// Buffered: --all prints a few lines per skill, and there may be
 	// tens of thousands; flushed before the question and at the end.
+	raw := opts.out
 	out := bufio.NewWriter(opts.out)
 	defer out.Flush()
 	opts.out = out
@@ -549,7 +563,21 @@ func runApprove(ctx context.Context, c *control.Client, opts approveOptions, arg
 		fmt.Fprintln(opts.out, "nothing to approve")
 		return nil
 	}
-	if len(chosen) > 0 && (!opts.yes || !opts.json) {
+	switch {
+	case len(chosen) > 0 && !opts.yes:
+		// Each skill in full, through the pager on a terminal; the refs
+		// take the bindings of the entries shown.
+		var view strings.Builder
+		fmt.Fprintln(&view, "These skills will be approved exactly as shown here; if the server changes one before the mount approves it, it is not approved.")
+		fmt.Fprintln(&view)
+		if err := reviews(ctx, c, &view, chosen, refs); err != nil {
+			return err
+		}
+		out.Flush()
+		if err := page(raw, view.String()); err != nil {
+			return err
+		}
+	case len(chosen) > 0 && !opts.json:
 		fmt.Fprintln(opts.out, "These skills will be approved exactly as shown here (see `skillfs inspect --show PATH`); if the server changes one before the mount approves it, it is not approved:")
 		printPending(opts.out, chosen)
 		for _, p := range chosen {

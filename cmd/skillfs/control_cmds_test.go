@@ -28,6 +28,18 @@ func (p *pendingAPI) Pending() []control.Pending {
 			Changed: &control.ApprovalChange{Added: []string{"b.md"}, Changed: []string{"SKILL.md"}, Frontmatter: []string{"description"}}},
 	}
 }
+
+// Review shows each pending skill with its row's binding.
+func (p *pendingAPI) Review(_ context.Context, ref control.SkillRef) (control.Review, error) {
+	for _, q := range p.Pending() {
+		if q.Skill.URI == ref.URI {
+			return control.Review{Skill: q.Skill, Binding: q.Binding, Changed: q.Changed, Why: q.Why,
+				Server: control.ServerDesc{Label: "acme", Transport: "stdio", Command: []string{"acme-server", "--token-file", "t"}, Env: []string{"TOKEN"}}}, nil
+		}
+	}
+	return control.Review{}, control.NotFound("no %s", ref)
+}
+
 func (p *pendingAPI) Approve(refs []control.SkillRef, _ string) ([]vfs.SkillInfo, error) {
 	p.approved = append(p.approved, refs...)
 	var out []vfs.SkillInfo
@@ -65,7 +77,7 @@ func TestApproveAsksOnTheTerminal(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := out.String()
-		for _, w := range []string{"acme/new", "new", "hooks", "acme/changed", "+b.md ~SKILL.md frontmatter: description", "Approve 2 skills? [y/N] ", "acme/new binding sha256:new", tc.want} {
+		for _, w := range []string{"acme/new", "new", "hooks", "acme/changed", "+b.md ~SKILL.md frontmatter: description", "Approve 2 skills? [y/N] ", "binding      sha256:new", "acme (stdio: acme-server --token-file t; env TOKEN=***)", tc.want} {
 			if !strings.Contains(got, w) {
 				t.Errorf("answer %q: output lacks %q:\n%s", tc.answer, w, got)
 			}

@@ -305,6 +305,7 @@ func (h *handler) mux() *http.ServeMux {
 	}))
 	h.reloadRoute(m)
 	h.completeRoute(m)
+	h.reviewRoute(m)
 	return m
 }
 
@@ -474,8 +475,15 @@ func (h *handler) skills(label string) ([]wire.SkillInfo, error) {
 func (h *handler) status() StatusReport {
 	st := h.api.Status()
 	pending := map[string]int{}
+	why := map[string]map[string]int{}
 	for _, p := range h.api.Pending() {
 		pending[p.Skill.Origin]++
+		if p.Why != "" {
+			if why[p.Skill.Origin] == nil {
+				why[p.Skill.Origin] = map[string]int{}
+			}
+			why[p.Skill.Origin][p.Why]++
+		}
 	}
 	avail, failed := map[string]int{}, map[string]int{}
 	for _, s := range h.api.Skills() {
@@ -497,7 +505,7 @@ func (h *handler) status() StatusReport {
 		State:      h.state(),
 	}
 	for _, o := range st.Origins {
-		rep.Servers = append(rep.Servers, ServerStatus{OriginStatus: o, Available: avail[o.Label], Pending: pending[o.Label], Failed: failed[o.Label]})
+		rep.Servers = append(rep.Servers, ServerStatus{OriginStatus: o, Available: avail[o.Label], Pending: pending[o.Label], Failed: failed[o.Label], PendingWhy: why[o.Label]})
 	}
 	return rep
 }

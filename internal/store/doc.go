@@ -39,6 +39,19 @@
 // new session of the origin never sees an old one land after it. A
 // delayed write that fails is logged to the caller's logger and stays due.
 //
+// # Objects held by approvals
+//
+// An approval (approvals.json, package vfs) names objects of its bucket:
+// the digest of every resource it approved and, in "kept", the files whose
+// bytes it keeps so that `skillfs approve` can show the diff of a later
+// change against them (vfs.MaxKeptFile, vfs.MaxKeptSkill). Those objects
+// are held: eviction of any kind (a size cap, a gc) must never remove an
+// object an approval record names. Package vfs lists them: the approval
+// book's heldDigests for a mounted origin, vfs.ApprovalsHeld for the bytes
+// of an approvals.json (LoadApprovals) of one that is not. An approval
+// never carries over to another identity of its label;
+// Bucket.EarlierApprovals only lets a pending skill say that it had one.
+//
 // # Trust
 //
 // The agent reading the mount usually runs as the same user as skillfs, so

@@ -68,6 +68,9 @@ func bindingDigest(oc config.Origin, sn *skillNode) string {
 type approvalRecord struct {
 	Binding
 	At time.Time `json:"approved_at"`
+	// Kept names the digests of the files whose approved bytes the store
+	// keeps for the diff of a later change (keptDigests, review.go).
+	Kept []skill.Digest `json:"kept,omitempty"`
 	// skill is the held entry the binding was taken from in this run:
 	// while the catalog holds that very entry the approval holds without
 	// a comparison. enc is the record as approvals.json holds it.
@@ -174,6 +177,10 @@ type approvalBook struct {
 
 	mu sync.Mutex
 	m  map[string]approvalRecord // by skill URI
+	// elsewhere are the URIs approved under the label's other identities
+	// (store.Bucket.EarlierApprovals): never approved here on their
+	// say-so, only named as why a skill is pending.
+	elsewhere map[string]bool
 }
 
 func newApprovalBook(oc config.Origin, st *store.Bucket, log *slog.Logger, now func() time.Time) *approvalBook {
@@ -249,7 +256,7 @@ func (b *approvalBook) approveMany(ss []*verify.Skill) (int, error) {
 	var recs []approvalRecord
 	var capErr error
 	for _, s := range ss {
-		rec := approvalRecord{Binding: bindingOf(b.cfg, s), At: at, skill: s}
+		rec := approvalRecord{Binding: bindingOf(b.cfg, s), At: at, skill: s, Kept: keptDigests(s)}
 		p, err := rec.encoded()
 		if err != nil {
 			return 0, fmt.Errorf("save approvals of %s: %w", b.cfg.Label, err)
@@ -375,12 +382,46 @@ func (b *approvalBook) saveLocked() error {
 	return b.saver.Write(assembleApprovals(parts))
 }
 
+// approvedElsewhere reports whether uri was approved under another
+// identity of the label.
+func (b *approvalBook) approvedElsewhere(uri string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.elsewhere[uri]
+}
+
+// loadElsewhere notes the URIs approved under the label's other
+// identities in the store.
+func (b *approvalBook) loadElsewhere() {
+	docs, err := b.store.EarlierApprovals(b.cfg.Label)
+	if err != nil {
+		b.log.Info("looking for approvals of earlier entries of this server", "op", "load", "err", err)
+		return
+	}
+	seen := map[string]bool{}
+	for _, data := range docs {
+		var sa savedApprovals
+		if json.Unmarshal(data, &sa) != nil {
+			continue
+		}
+		for _, rec := range sa.Approvals {
+			if rec.Origin == b.cfg.Label && rec.Fingerprint != b.fp {
+				seen[rec.URI] = true
+			}
+		}
+	}
+	b.mu.Lock()
+	b.elsewhere = seen
+	b.mu.Unlock()
+}
+
 // load brings back the approvals of earlier runs. An approval recorded for
 // another label or fingerprint is dropped: it was not given to this origin.
 func (b *approvalBook) load() {
 	if !b.required() {
 		return
 	}
+	b.loadElsewhere()
 	data, err := b.store.LoadApprovals()
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {

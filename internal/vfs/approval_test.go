@@ -109,13 +109,19 @@ func TestApprovalPendingIsInvisibleAndListed(t *testing.T) {
 	if n := len(f.access.reads()); n != 0 {
 		t.Errorf("listing pending skills fetched %d files", n)
 	}
-	// Approving fetches nothing either, and the skill appears at once.
+	// The skill appears at once; then the approval keeps its files'
+	// bytes for the diff of a later change (review.go), fetching alpha's
+	// files and nothing else.
 	rows := approve(t, f, "local/alpha")
 	if len(rows) != 1 || rows[0].Approval != "approved" || rows[0].State != "available" {
 		t.Errorf("approve rows: %+v", rows)
 	}
-	if n := len(f.access.reads()); n != 0 {
-		t.Errorf("approving fetched %d files", n)
+	deadline := time.Now().Add(time.Minute)
+	for len(f.access.reads()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := f.access.reads(); len(got) != 2 || !strings.Contains(strings.Join(got, " "), "alpha/SKILL.md") || !strings.Contains(strings.Join(got, " "), "alpha/refs/a.md") {
+		t.Errorf("approving alpha fetched %v, want its two files", got)
 	}
 	if got := f.ls(t, "local"); !slices.Equal(got, []string{"alpha"}) {
 		t.Errorf("ls local after approving alpha = %v", got)

@@ -275,16 +275,14 @@ func (c *Consent) ShowSkillMD(ctx context.Context, ref SkillRef) (_ []byte, err 
 // what changed.
 func (c *Consent) Pending() []Pending {
 	out := []Pending{}
-	for label, o := range c.all() {
+	for _, o := range c.all() {
 		t := o.cat.current()
 		for _, h := range t.waiting {
 			if h.state != approvalPending && h.state != approvalChanged {
 				continue
 			}
 			p := Pending{Skill: o.waitingInfo(t, h), Binding: bindingDigest(o.cfg, h.sn)}
-			if rec, ok := o.approvals.get(h.sn.uri()); ok {
-				p.Changed = diffBindings(label, rec.Binding, bindingOf(o.cfg, h.sn.s))
-			}
+			p.Why, p.Changed = o.why(h.sn)
 			out = append(out, p)
 		}
 	}
@@ -422,6 +420,9 @@ func (c *Consent) approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 				lvl = slog.LevelDebug
 			}
 			o.log.Log(context.Background(), lvl, "skill approved", "op", "approve", "uri", fds[i].sn.uri(), "path", joinPath(o.cfg.Label, fds[i].sn.path))
+			if rec, ok := o.approvals.get(fds[i].sn.uri()); ok {
+				o.keepApproved(fds[i].sn, rec.Kept)
+			}
 		}
 		if n > maxApprovalLogLines {
 			o.log.Info("skills approved", "op", "approve", "count", n)

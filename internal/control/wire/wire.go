@@ -101,6 +101,8 @@ type Pending struct {
 	// Binding is the digest of the entry as held (Binding.Digest): what
 	// an approval of this row must name.
 	Binding string `json:"binding"`
+	// Why it waits: WhyNew, WhyContent, WhyFrontmatter or WhyServerEntry.
+	Why string `json:"why,omitempty"`
 }
 
 // A Binding is what an approval is bound to.
@@ -292,6 +294,8 @@ type ServerStatus struct {
 	Available int `json:"available"`
 	Pending   int `json:"pending"`
 	Failed    int `json:"failed"`
+	// PendingWhy counts the pending skills by why they wait (Pending.Why).
+	PendingWhy map[string]int `json:"pending_why,omitempty"`
 }
 
 // Skill is one skill as the control endpoint reports it: an index.json row

@@ -1,0 +1,60 @@
+package wire
+
+// Why a skill waits for approval (Pending.Why).
+const (
+	// WhyNew: no approval of this skill was ever given to this server.
+	WhyNew = "new"
+	// WhyContent: approved once; files were added, removed or changed
+	// since (Pending.Changed names them).
+	WhyContent = "content-changed"
+	// WhyFrontmatter: approved once; its frontmatter changed since
+	// (Pending.Changed names the fields, and SKILL.md among the files).
+	WhyFrontmatter = "frontmatter-changed"
+	// WhyServerEntry: the skill was approved under another entry of the
+	// same server label (another command argument, env value, URL or
+	// header: another origin identity). Such approvals do not carry over.
+	WhyServerEntry = "server-entry-changed"
+)
+
+// A Review is what `skillfs approve` shows of one skill before it asks:
+// the server it comes from, the skill's name, description and content
+// flags, and, for a skill approved once, each changed file against the
+// version last approved. Binding is the digest of the entry reviewed: an
+// approval of what the review showed names it.
+type Review struct {
+	Skill   SkillInfo  `json:"skill"`
+	Server  ServerDesc `json:"server"`
+	Binding string     `json:"binding"`
+	Why     string     `json:"why,omitempty"`
+	// Changed is what differs from the approved entry (Pending.Changed).
+	Changed *ApprovalChange `json:"changed,omitempty"`
+	// Files are the changed files, in path order, for a skill approved
+	// once; empty for a new one.
+	Files []FileReview `json:"files,omitempty"`
+}
+
+// ServerDesc says which server a skill comes from, its secrets masked as
+// `skillfs config check` masks them: env values and header values are not
+// sent, only their names, and the URL's user info, query values and
+// fragment are *** (config.MaskURL).
+type ServerDesc struct {
+	Label     string   `json:"label"`
+	Transport string   `json:"transport"`
+	Command   []string `json:"command,omitempty"` // stdio: the command and its arguments
+	Env       []string `json:"env,omitempty"`     // stdio: names of the variables the config sets
+	URL       string   `json:"url,omitempty"`     // http, sse: masked
+	Headers   []string `json:"headers,omitempty"` // http, sse: names
+}
+
+// A FileReview is one changed file of a reviewed skill.
+type FileReview struct {
+	Path   string `json:"path"`   // mount-relative
+	Change string `json:"change"` // "added", "removed", "changed"
+	// Diff is the unified diff against the version last approved, from
+	// the verified bytes of both; empty when Note says why there is none.
+	Diff string `json:"diff,omitempty"`
+	// Note is the change without a diff: a binary file's size and digest,
+	// a file past the diff caps or too large to diff, an approved version
+	// whose bytes were not kept.
+	Note string `json:"note,omitempty"`
+}

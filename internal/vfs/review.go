@@ -1,0 +1,338 @@
+package vfs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/control/wire"
+	"github.com/skillfs/skillfs/internal/skill"
+	"github.com/skillfs/skillfs/internal/textdiff"
+	"github.com/skillfs/skillfs/verify"
+)
+
+// Review: what `skillfs approve` shows before it asks (README, "Approval").
+//
+// For a skill approved once, approve shows each changed file as a diff
+// against the version approved. So an approval keeps the bytes it was given
+// for: its record names, in "kept", the digests of the skill's files within
+// the caps below, and after the approval the mount fetches those the store
+// lacks through the verified read path (store objects are named by digest,
+// so what the record names is exactly what was approved). A file past the
+// caps, or one whose bytes were not kept (a fetch that failed, a store
+// cleared by hand), is shown by size and digest only. Objects an approval
+// names are held: the store's eviction must leave them (heldDigests).
+const (
+	// MaxKeptFile is the largest file whose approved bytes are kept, and
+	// the largest file a review diffs.
+	MaxKeptFile = 256 << 10
+	// MaxKeptSkill bounds the kept bytes of one skill's approval, and the
+	// bytes one review fetches to diff: files past it, in URI order, are
+	// shown by size and digest only.
+	MaxKeptSkill = 1 << 20
+)
+
+// keptDigests are the digests an approval of s keeps: its files of a
+// declared size within MaxKeptFile, in URI order, while their sum is
+// within MaxKeptSkill.
+func keptDigests(s *verify.Skill) []skill.Digest {
+	rs := slices.Clone(s.Entry.Resources)
+	slices.SortFunc(rs, func(x, y skill.Resource) int { return strings.Compare(x.URI, y.URI) })
+	var out []skill.Digest
+	var total int64
+	seen := map[skill.Digest]bool{}
+	for _, r := range rs {
+		if r.Digest == "" || !r.HasSize || r.Size > MaxKeptFile || seen[r.Digest] {
+			continue
+		}
+		if total+r.Size > MaxKeptSkill {
+			break
+		}
+		total += r.Size
+		seen[r.Digest] = true
+		out = append(out, r.Digest)
+	}
+	return out
+}
+
+// heldDigests are the store objects the book's approvals name: every
+// approved resource and every kept digest. Eviction from the store must
+// never remove them: they are what a diff of the next change is taken
+// against.
+func (b *approvalBook) heldDigests() []skill.Digest {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	set := map[skill.Digest]bool{}
+	for _, rec := range b.m {
+		addHeld(set, rec)
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+func addHeld(set map[skill.Digest]bool, rec approvalRecord) {
+	for _, r := range rec.Resources {
+		if r.Digest != "" {
+			set[r.Digest] = true
+		}
+	}
+	for _, d := range rec.Kept {
+		set[d] = true
+	}
+}
+
+// ApprovalsHeld is heldDigests of an approvals.json as a store bucket holds
+// it (store.Bucket.LoadApprovals), for a caller that works on the store of
+// an origin not mounted (cache eviction): the objects it names must be kept.
+func ApprovalsHeld(data []byte) ([]skill.Digest, error) {
+	var sa savedApprovals
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&sa); err != nil {
+		return nil, fmt.Errorf("read approvals: %w", err)
+	}
+	set := map[skill.Digest]bool{}
+	for _, rec := range sa.Approvals {
+		addHeld(set, rec)
+	}
+	return slices.Sorted(maps.Keys(set)), nil
+}
+
+// keepApproved fetches, through the verified read path and in the
+// background, the kept files of an approval that the store lacks. It ends
+// with the origin.
+func (o *branch) keepApproved(sn *skillNode, kept []skill.Digest) {
+	want := map[skill.Digest]bool{}
+	for _, d := range kept {
+		if !o.store.Has(d) {
+			want[d] = true
+		}
+	}
+	if len(want) == 0 || o.life == nil {
+		return
+	}
+	var files []*verify.File
+	for i := range sn.s.Files {
+		f := &sn.s.Files[i]
+		if f.Resource != nil && want[f.Resource.Digest] {
+			files = append(files, f)
+			delete(want, f.Resource.Digest)
+		}
+	}
+	go func() {
+		for _, f := range files {
+			if o.life.Err() != nil {
+				return
+			}
+			if _, err := o.rd.obtain(o.life, o.detachedNode(sn, f), nil); err != nil {
+				o.log.Info("keeping an approved file for later diffs; a change to it will show by size and digest", "op", "approve", "uri", f.URI.String(), "err", err)
+			}
+		}
+	}()
+}
+
+// detachedNode is a node for one file of sn checked against sn's entry
+// alone, for a skill that may not be in the tree.
+func (o *branch) detachedNode(sn *skillNode, f *verify.File) *node {
+	fn := &fileNode{f: f, owners: []*skillNode{sn}}
+	if f.URI.String() == sn.uri() {
+		fn.entryOf = []*skillNode{sn}
+	}
+	fn.setVersion()
+	v := fn.version()
+	p := f.URI.Path()
+	return &node{path: p, ino: inoVersion(o.cfg.Label, p, false, &v), file: fn}
+}
+
+// serverDesc says which server o is, its secrets masked as `skillfs config
+// check` masks them.
+func serverDesc(oc config.Origin) wire.ServerDesc {
+	d := wire.ServerDesc{Label: oc.Label, Transport: string(oc.Kind)}
+	if oc.Kind == config.Stdio {
+		d.Command = append([]string{oc.Command}, oc.Args...)
+		d.Env = slices.Sorted(maps.Keys(oc.Env))
+		return d
+	}
+	d.URL = config.MaskURL(oc.URL)
+	d.Headers = slices.Sorted(maps.Keys(oc.Headers))
+	return d
+}
+
+// why says why a held-back skill waits, and what changed.
+func (o *branch) why(sn *skillNode) (string, *ApprovalChange) {
+	rec, ok := o.approvals.get(sn.uri())
+	if !ok {
+		if o.approvals.approvedElsewhere(sn.uri()) {
+			return wire.WhyServerEntry, nil
+		}
+		return wire.WhyNew, nil
+	}
+	ch := diffBindings(o.cfg.Label, rec.Binding, bindingOf(o.cfg, sn.s))
+	if ch != nil && len(ch.Frontmatter) > 0 {
+		return wire.WhyFrontmatter, ch
+	}
+	return wire.WhyContent, ch
+}
+
+// Review shows one skill as `skillfs approve` asks about it: its server,
+// name, description and flags (with those SKILL.md's verified bytes show),
+// and for a skill approved once each changed file as a unified diff of the
+// verified bytes against those the approval kept. Binding is the digest of
+// the entry reviewed.
+func (c *Consent) Review(ctx context.Context, ref SkillRef) (_ wire.Review, err error) {
+	defer sortErr(&err)
+	fd, err := c.find(ref)
+	if err != nil {
+		return wire.Review{}, err
+	}
+	o, t, sn := fd.o, fd.t, fd.sn
+	if sn.s.Dynamic {
+		return wire.Review{}, &RefError{Ref: ref, Reason: refusedDetail}
+	}
+	rv := wire.Review{Server: serverDesc(o.cfg), Binding: bindingDigest(o.cfg, sn)}
+	rv.Skill, _ = o.info(sn.uri())
+	if fd.sn.approval == approvalPending || fd.sn.approval == approvalChanged {
+		rv.Why, rv.Changed = o.why(sn)
+	}
+	budget := int64(MaxKeptSkill)
+	files := map[string]*verify.File{}
+	for i := range sn.s.Files {
+		files[sn.s.Files[i].URI.String()] = &sn.s.Files[i]
+	}
+	// SKILL.md's flags: from its verified bytes, whatever else is shown.
+	if f := files[sn.uri()]; f != nil && f.Resource != nil && f.Resource.HasSize && f.Resource.Size <= MaxKeptFile {
+		if b, err := o.verified(ctx, t, fd, f); err == nil {
+			budget -= int64(len(b))
+			for _, fl := range verify.ContentFlags(b, true) {
+				if !slices.Contains(rv.Skill.Flags, string(fl)) {
+					rv.Skill.Flags = append(rv.Skill.Flags, string(fl))
+				}
+			}
+			slices.Sort(rv.Skill.Flags)
+		}
+	}
+	rec, ok := o.approvals.get(sn.uri())
+	if !ok || fd.sn.approval == approvalApproved {
+		return rv, nil
+	}
+	old := map[string]skill.Resource{}
+	for _, r := range rec.Resources {
+		old[r.URI] = r
+	}
+	kept := map[skill.Digest]bool{}
+	for _, d := range rec.Kept {
+		kept[d] = true
+	}
+	cur := map[string]skill.Resource{}
+	for _, r := range sn.s.Entry.Resources {
+		cur[r.URI] = r
+	}
+	uris := slices.Sorted(maps.Keys(old))
+	for u := range cur {
+		if _, ok := old[u]; !ok {
+			uris = append(uris, u)
+		}
+	}
+	slices.SortFunc(uris, func(a, b string) int { return strings.Compare(o.pathOf(a), o.pathOf(b)) })
+	for _, u := range uris {
+		was, hadOld := old[u]
+		now, hasNew := cur[u]
+		if hadOld && hasNew && was == now {
+			continue
+		}
+		fr := wire.FileReview{Path: o.pathOf(u), Change: "changed"}
+		var a, b []byte
+		var why []string
+		if hadOld {
+			switch {
+			case !kept[was.Digest]:
+				why = append(why, "the approved version's bytes were not kept (over the caps, or not fetched)")
+			default:
+				if bs, err := o.store.Get(was.Digest); err == nil {
+					a = bs
+				} else {
+					why = append(why, "the approved version's bytes are no longer in the store")
+				}
+			}
+		} else {
+			fr.Change = "added"
+		}
+		if hasNew {
+			switch f := files[u]; {
+			case f == nil || f.Resource == nil:
+			case !now.HasSize || now.Size > MaxKeptFile:
+				why = append(why, fmt.Sprintf("over the diff cap of %d bytes a file", MaxKeptFile))
+			case now.Size > budget:
+				why = append(why, fmt.Sprintf("past the diff cap of %d bytes a skill", MaxKeptSkill))
+			default:
+				bs, err := o.verified(ctx, t, fd, f)
+				if err != nil {
+					why = append(why, "not fetched: "+err.Error())
+					break
+				}
+				budget -= int64(len(bs))
+				b = bs
+			}
+		} else {
+			fr.Change = "removed"
+		}
+		haveOld := !hadOld || a != nil
+		haveNew := !hasNew || b != nil
+		switch {
+		case !haveOld || !haveNew:
+			fr.Note = sizeDigest(was, now, hadOld, hasNew) + ": " + strings.Join(why, "; ")
+		case !isText(a) || !isText(b):
+			fr.Note = "binary file " + sizeDigest(was, now, hadOld, hasNew)
+		default:
+			d, err := textdiff.Unified("a/"+fr.Path, "b/"+fr.Path, a, b)
+			if err != nil {
+				fr.Note = fmt.Sprintf("file changed, %d lines, too large to diff (%v); %s", bytes.Count(b, []byte("\n")), err, sizeDigest(was, now, hadOld, hasNew))
+			} else {
+				fr.Diff = d
+			}
+		}
+		rv.Files = append(rv.Files, fr)
+	}
+	return rv, nil
+}
+
+// verified is the verified bytes of one file of fd's skill: through the
+// tree's node when the skill is placed, else checked against its entry
+// alone (as ShowSkillMD does).
+func (o *branch) verified(ctx context.Context, t *tree, fd found, f *verify.File) ([]byte, error) {
+	p := f.URI.Path()
+	n := t.nodes[p]
+	if !fd.placed || n == nil || n.isDir() || n.file.f.Resource == nil || *n.file.f.Resource != *f.Resource {
+		n = o.detachedNode(fd.sn, f)
+	}
+	b, _, err := o.rd.load(ctx, n)
+	return b, err
+}
+
+func (o *branch) pathOf(uri string) string {
+	if u, err := verify.ParseURI(uri); err == nil {
+		return joinPath(o.cfg.Label, u.Path())
+	}
+	return uri
+}
+
+// isText: UTF-8 without NUL bytes.
+func isText(b []byte) bool { return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 }
+
+func sizeDigest(was, now skill.Resource, hadOld, hasNew bool) string {
+	side := func(r skill.Resource, ok bool) string {
+		if !ok {
+			return "none"
+		}
+		if !r.HasSize {
+			return fmt.Sprintf("size not declared, %s", r.Digest)
+		}
+		return fmt.Sprintf("%d bytes, %s", r.Size, r.Digest)
+	}
+	return fmt.Sprintf("%s -> %s", side(was, hadOld), side(now, hasNew))
+}

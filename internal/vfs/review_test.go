@@ -1,0 +1,154 @@
+package vfs_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/control/wire"
+	"github.com/skillfs/skillfs/internal/skill"
+	"github.com/skillfs/skillfs/internal/vfs"
+)
+
+// allKept waits until the store holds every file of an approved skill:
+// the approval keeps them for the diff of a later change.
+func allKept(t *testing.T, f *fixture, path string) {
+	t.Helper()
+	waitFor(t, path+"'s files to be kept", func() bool {
+		ins, err := f.fs.Consent().Inspect(context.Background(), vfs.SkillRef{Path: path})
+		if err != nil {
+			return false
+		}
+		for _, fs := range ins.Files {
+			if !fs.Cached {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// A changed skill's review is the unified diff of every changed file
+// against the approved bytes, which the approval kept and names.
+func TestReviewDiffsAgainstTheApprovedVersion(t *testing.T) {
+	f := newFixture(t, baseFiles, func(o *config.Origin) { required(o); o.Env = map[string]string{"TOKEN": "s3cret"} })
+	if p, _ := f.pending("local/alpha"); p.Why != wire.WhyNew {
+		t.Errorf("a skill never approved: why %q, want %q", p.Why, wire.WhyNew)
+	}
+	approve(t, f, "local/alpha")
+	allKept(t, f, "local/alpha")
+	writeFiles(t, f.dir, map[string]string{
+		"alpha/refs/a.md": "changed\n",
+		"alpha/refs/b.md": "new\n",
+		"alpha/SKILL.md":  "---\nname: alpha\ndescription: Alpha skill, now different\n---\nbody\n",
+	})
+	if err := f.srv.Rescan(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "alpha to wait for approval again", func() bool { _, ok := f.pending("local/alpha"); return ok })
+	p, _ := f.pending("local/alpha")
+	if p.Why != wire.WhyFrontmatter {
+		t.Errorf("why %q, want %q", p.Why, wire.WhyFrontmatter)
+	}
+	rv, err := f.fs.Consent().Review(context.Background(), vfs.SkillRef{Path: "local/alpha"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rv.Binding != p.Binding || rv.Why != wire.WhyFrontmatter || rv.Skill.Description != "Alpha skill, now different" {
+		t.Errorf("review: %+v", rv)
+	}
+	if rv.Server.Label != "local" || len(rv.Server.Command) == 0 || !slices.Equal(rv.Server.Env, []string{"TOKEN"}) {
+		t.Errorf("server: %+v", rv.Server)
+	}
+	got := map[string]wire.FileReview{}
+	for _, fr := range rv.Files {
+		got[fr.Path] = fr
+	}
+	for path, want := range map[string][]string{
+		"local/alpha/SKILL.md":  {"--- a/local/alpha/SKILL.md", "+++ b/local/alpha/SKILL.md", "-description: Alpha skill\n", "+description: Alpha skill, now different\n", " body\n"},
+		"local/alpha/refs/a.md": {"@@ -1 +1 @@\n-aaa\n+changed\n"},
+		"local/alpha/refs/b.md": {"@@ -0,0 +1 @@\n+new\n"},
+	} {
+		fr, ok := got[path]
+		if !ok {
+			t.Errorf("%s not in the review: %+v", path, rv.Files)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(fr.Diff, w) {
+				t.Errorf("%s: diff lacks %q:\n%s(note %q)", path, w, fr.Diff, fr.Note)
+			}
+		}
+	}
+	if len(rv.Files) != 3 {
+		t.Errorf("%d files reviewed, want 3: %+v", len(rv.Files), rv.Files)
+	}
+	// The approval names the bytes it kept; they are held (never evicted).
+	id := f.fs.Consent().Status().Origins[0].ID
+	data, err := os.ReadFile(filepath.Join(f.cache, id, "approvals.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := vfs.ApprovalsHeld(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(held, skill.Digest("sha256:"+sha("aaa\n"))) {
+		t.Errorf("approvals.json holds %v, not the approved a.md", held)
+	}
+}
+
+// A binary file's change is shown by size and digest.
+func TestReviewShowsABinaryChangeBySizeAndDigest(t *testing.T) {
+	files := map[string]string{"alpha/SKILL.md": baseFiles["alpha/SKILL.md"], "alpha/logo.bin": "\x00\x01\x02"}
+	f := newFixture(t, files, required)
+	approve(t, f, "local/alpha")
+	allKept(t, f, "local/alpha")
+	writeFiles(t, f.dir, map[string]string{"alpha/logo.bin": "\x00\x01\x02\x03"})
+	if err := f.srv.Rescan(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "alpha to wait for approval again", func() bool { _, ok := f.pending("local/alpha"); return ok })
+	rv, err := f.fs.Consent().Review(context.Background(), vfs.SkillRef{Path: "local/alpha"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rv.Files) != 1 || rv.Files[0].Diff != "" ||
+		rv.Files[0].Note != "binary file 3 bytes, sha256:"+sha("\x00\x01\x02")+" -> 4 bytes, sha256:"+sha("\x00\x01\x02\x03") {
+		t.Errorf("review of a binary change: %+v", rv.Files)
+	}
+	if p, _ := f.pending("local/alpha"); p.Why != wire.WhyContent {
+		t.Errorf("why %q, want %q", p.Why, wire.WhyContent)
+	}
+}
+
+// A changed server entry (another env value) is another identity: its
+// approvals are not carried over, and the pending skill says why.
+func TestPendingSaysTheServerEntryChanged(t *testing.T) {
+	f := newFixture(t, baseFiles, required)
+	approve(t, f, "local/alpha")
+	f.stop()
+	f.st.Close()
+	f.start(t, func(o *config.Origin) { required(o); o.Env = map[string]string{"TOKEN": "another"} })
+	waitFor(t, "alpha pending under the new identity", func() bool { _, ok := f.pending("local/alpha"); return ok })
+	if f.exists("local/alpha") {
+		t.Errorf("an approval was carried over to another identity of the label")
+	}
+	if p, _ := f.pending("local/alpha"); p.Why != wire.WhyServerEntry {
+		t.Errorf("alpha: why %q, want %q", p.Why, wire.WhyServerEntry)
+	}
+	if p, _ := f.pending("local/team/delta"); p.Why != wire.WhyNew {
+		t.Errorf("delta, never approved: why %q, want %q", p.Why, wire.WhyNew)
+	}
+}
+
+func sha(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
