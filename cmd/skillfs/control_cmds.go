@@ -503,8 +503,12 @@ type approveOptions struct {
 func newApproveCommand() *cobra.Command {
 	var opts approveOptions
 	cmd := controlCommand("approve PATH... | --all LABEL | --origin LABEL URI...", "Approve skills waiting in `skillfs pending`; they appear in the mount at once",
-		`Approve shows what it is about to approve and asks on the terminal; --yes
-approves without asking (for scripts; needed when stdin is not a terminal).
+		`Approve shows what it is about to approve and asks on the terminal: each
+skill's server (secrets masked), name, description, content flags and why it
+waits, and for a skill approved before a unified diff of every changed file
+against the version approved (binary files by size and digest), through
+$PAGER (else less, else plain) when stdout is a terminal. --yes approves
+without asking (for scripts; needed when stdin is not a terminal).
 
 An approval is bound to what approve showed you: the skill's server, URI,
 frontmatter and every file's size and digest, named by the binding digest

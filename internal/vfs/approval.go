@@ -27,8 +27,10 @@ import (
 // re-list, list_changed, a skills/get after a stale read) compares the held
 // entry with its binding; when they differ the skill is held back at once
 // (its files leave the tree, the kernel is told, an open File fails with
-// ReasonNotApproved) and waits in Pending with what changed. Approving
-// fetches nothing: the binding comes from the entry as held.
+// ReasonNotApproved) and waits in Pending with what changed, and why
+// (review.go). Approving answers without fetching: the binding comes from
+// the entry as held; the files' bytes are kept afterwards, for the diff of
+// a later change (keepApproved).
 //
 // Approvals are kept in the origin's store bucket (approvals.json, 0600,
 // written atomically and durably), which is per origin identity: a label
