@@ -77,7 +77,7 @@ func TestApproveAsksOnTheTerminal(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := out.String()
-		for _, w := range []string{"acme/new", "new", "hooks", "acme/changed", "+b.md ~SKILL.md frontmatter: description", "Approve 2 skills? [y/N] ", "binding      sha256:new", "acme (stdio: acme-server --token-file t; env TOKEN=***)", tc.want} {
+		for _, w := range []string{"acme/new", "new", "hooks", "acme/changed", "+b.md ~SKILL.md frontmatter: description", "Approve 2 skills? [y/N] ", "  acme/new binding sha256:new", "acme (stdio: acme-server --token-file t; env TOKEN=***)", tc.want} {
 			if !strings.Contains(got, w) {
 				t.Errorf("answer %q: output lacks %q:\n%s", tc.answer, w, got)
 			}

@@ -95,7 +95,9 @@ func printReview(w io.Writer, rv control.Review) {
 		}
 		fmt.Fprintf(w, "%s%s: %s\n", label, cell(f, 0), reason)
 	}
-	fmt.Fprintf(w, "  binding      %s\n", cell(rv.Binding, 0))
+	// The line approve has always printed, "  PATH binding DIGEST": scripts
+	// and tests read it.
+	fmt.Fprintf(w, "  %s binding %s\n", cell(s.Path, 0), cell(rv.Binding, 0))
 	if rv.Why == control.WhyNew || rv.Why == control.WhyServerEntry {
 		fmt.Fprintf(w, "  (read its SKILL.md with `skillfs inspect --show %s`)\n", cell(s.Path, 0))
 	}
