@@ -55,8 +55,14 @@ func bindingOf(t *testing.T, env []string, mnt, path string) string {
 // waits for its question; it returns the terminal and what was shown.
 func approveOnTerminal(t *testing.T, env []string, mnt, path string) (*testkit.Terminal, string) {
 	t.Helper()
+	return approvePaged(t, env, "cat", mnt, path)
+}
+
+// approvePaged is approveOnTerminal with $PAGER set to pager.
+func approvePaged(t *testing.T, env []string, pager, mnt, path string) (*testkit.Terminal, string) {
+	t.Helper()
 	cmd := exec.Command(skillfsBin, "approve", "--mount", mnt, path)
-	cmd.Env = append(env, "PAGER=cat", "TERM=dumb")
+	cmd.Env = append(env, "PAGER="+pager, "TERM=dumb")
 	tm := testkit.StartOnTerminal(t, cmd)
 	return tm, tm.Expect(t, "[y/N] ", promptTimeout)
 }
@@ -119,8 +125,12 @@ func TestApprovePromptShowsTheDiffAndApprovesWhatItShowed(t *testing.T) {
 		t.Errorf("status does not say why alpha waits:\n%s", out)
 	}
 
-	// n changes nothing.
-	tm, shown = approveOnTerminal(t, env, m.Dir, "local/alpha")
+	// n changes nothing. The view goes through $PAGER on a terminal.
+	paged := filepath.Join(t.TempDir(), "paged")
+	tm, shown = approvePaged(t, env, "tee "+paged, m.Dir, "local/alpha")
+	if b, err := os.ReadFile(paged); err != nil || !strings.Contains(string(b), "+TWO\n") {
+		t.Errorf("the view did not go through $PAGER: %q, %v", b, err)
+	}
 	for _, w := range []string{"why          content changed since approved:", "--- a/local/alpha/refs/a.md\n+++ b/local/alpha/refs/a.md\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n",
 		"changed local/alpha/logo.bin: binary file 3 bytes, sha256:"} {
 		if !strings.Contains(shown, w) {

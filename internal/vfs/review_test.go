@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,4 +152,80 @@ func TestPendingSaysTheServerEntryChanged(t *testing.T) {
 func sha(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
+}
+
+// textOf is n bytes of text in lines of 64 bytes, each line naming tag.
+func textOf(tag string, n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		line := fmt.Sprintf("%s line %d", tag, i)
+		line += strings.Repeat(".", 63-len(line)) + "\n"
+		b.WriteString(line)
+	}
+	return b.String()[:n]
+}
+
+// The caps at their edges: a file of MaxKeptFile bytes is kept and
+// diffed, one byte more is shown by size and digest; the files of one
+// skill are kept, in URI order, while they fit MaxKeptSkill.
+func TestReviewCaps(t *testing.T) {
+	md := baseFiles["alpha/SKILL.md"]
+	files := map[string]string{
+		"alpha/SKILL.md":   md,
+		"alpha/a-edge.txt": textOf("edge", vfs.MaxKeptFile),
+		"alpha/b-over.txt": textOf("over", vfs.MaxKeptFile+1),
+		"alpha/c.txt":      textOf("c", vfs.MaxKeptFile),
+		"alpha/d.txt":      textOf("d", vfs.MaxKeptFile),
+		"alpha/e.txt":      textOf("e", vfs.MaxKeptFile-len(md)),
+		"alpha/f.txt":      textOf("f", 200),
+	}
+	f := newFixture(t, files, required)
+	approve(t, f, "local/alpha")
+	// SKILL.md, a-edge, c, d and e make MaxKeptSkill exactly; f is past it.
+	kept := []string{"alpha/SKILL.md", "alpha/a-edge.txt", "alpha/c.txt", "alpha/d.txt", "alpha/e.txt"}
+	waitFor(t, "the kept files in the store", func() bool {
+		ins, err := f.fs.Consent().Inspect(context.Background(), vfs.SkillRef{Path: "local/alpha"})
+		if err != nil {
+			return false
+		}
+		n := 0
+		for _, fs := range ins.Files {
+			if fs.Cached {
+				n++
+			}
+		}
+		return n >= len(kept)
+	})
+	changed := map[string]string{}
+	for _, p := range []string{"alpha/a-edge.txt", "alpha/b-over.txt", "alpha/e.txt", "alpha/f.txt"} {
+		changed[p] = strings.Replace(files[p], "line 2.", "LINE 2.", 1)
+	}
+	writeFiles(t, f.dir, changed)
+	if err := f.srv.Rescan(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "alpha to wait for approval again", func() bool { _, ok := f.pending("local/alpha"); return ok })
+	rv, err := f.fs.Consent().Review(context.Background(), vfs.SkillRef{Path: "local/alpha"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]wire.FileReview{}
+	for _, fr := range rv.Files {
+		got[strings.TrimPrefix(fr.Path, "local/")] = fr
+	}
+	if fr := got["alpha/a-edge.txt"]; !strings.Contains(fr.Diff, "+edge LINE 2.") {
+		t.Errorf("a file of MaxKeptFile bytes: %+v", fr)
+	}
+	if fr := got["alpha/e.txt"]; !strings.Contains(fr.Diff, "+e LINE 2.") {
+		t.Errorf("the last file within MaxKeptSkill: %+v", fr)
+	}
+	if fr := got["alpha/b-over.txt"]; fr.Diff != "" || !strings.Contains(fr.Note, "not kept") || !strings.Contains(fr.Note, fmt.Sprintf("over the diff cap of %d bytes a file", vfs.MaxKeptFile)) {
+		t.Errorf("a file of MaxKeptFile+1 bytes: %+v", fr)
+	}
+	if fr := got["alpha/f.txt"]; fr.Diff != "" || !strings.Contains(fr.Note, "the approved version's bytes were not kept") {
+		t.Errorf("a file past MaxKeptSkill: %+v", fr)
+	}
+	if len(rv.Files) != 4 {
+		t.Errorf("%d files reviewed, want 4: %+v", len(rv.Files), rv.Files)
+	}
 }
