@@ -15,6 +15,9 @@ type Review = wire.Review
 // ServerDesc is a Review's server, its secrets masked.
 type ServerDesc = wire.ServerDesc
 
+// FileReview is one changed file of a Review.
+type FileReview = wire.FileReview
+
 // A Reviewer is an API that also shows a skill as approve asks about it:
 // its server, flags and, for a changed skill, the diff of every changed
 // file against the version last approved (vfs.Consent.Review).

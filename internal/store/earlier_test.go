@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -31,5 +32,24 @@ func TestEarlierApprovals(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(planted, "approvals.json")); err != nil {
 		t.Errorf("the planted symlink was touched: %v", err)
+	}
+}
+
+// TestEarlierApprovalsAtItsCap: of more other identities than
+// MaxEarlierIdentities, that many are read.
+func TestEarlierApprovalsAtItsCap(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "store")
+	s, _ := openStoreAt(t, root, Options{})
+	for i := range MaxEarlierIdentities + 1 {
+		if err := save(mustOrigin(t, s, fmt.Sprintf("acme-%04x", i)), ApprovalsSidecar, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := mustOrigin(t, s, "acme-ffff").EarlierApprovals("acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != MaxEarlierIdentities {
+		t.Errorf("%d identities read, want %d", len(got), MaxEarlierIdentities)
 	}
 }
