@@ -174,11 +174,16 @@ func TestEscapeCrowdIsBounded(t *testing.T) {
 	t.Parallel()
 	// The entries travel HTML-escaped (the server's SDK escapes them), at
 	// about 22 KB each: some 1,490 fill the default max_list_bytes of 32
-	// MiB.
-	const n = 1600
+	// MiB (the soak run), some 190 a max_list_bytes of 4 MiB (the default
+	// run: the same cut, an eighth of the bytes).
+	n, pageSize := testkit.Size(200, 1600), testkit.Size(100, 500)
+	limits := map[string]any{"call_timeout": "60s", "connect_timeout": "2m", "list_timeout": "5m"}
+	if !testkit.Soak() {
+		limits["max_list_bytes"] = 4 << 20
+	}
 	cfg := writeConfig(t, map[string]any{
-		"esc": hostileStdio(t, hostile.Options{Fixtures: []string{}, Mode: hostile.ModeEscapeCrowd, Crowd: n, PageSize: 500}),
-	}, map[string]any{"defaults": map[string]any{"limits": map[string]any{"call_timeout": "60s", "connect_timeout": "2m", "list_timeout": "5m"}}})
+		"esc": hostileStdio(t, hostile.Options{Fixtures: []string{}, Mode: hostile.ModeEscapeCrowd, Crowd: n, PageSize: pageSize}),
+	}, map[string]any{"defaults": map[string]any{"limits": limits}})
 	// Approval is off: under approval: required the generated files name
 	// no pending skill, and this test is about their rows' escaping.
 	m := startMount(t, cfg, "--startup-timeout", "5m")
