@@ -68,7 +68,7 @@ func TestMain(m *testing.M) {
 }
 
 // parallelTests is how many tests marked t.Parallel run at once by default.
-const parallelTests = 4
+const parallelTests = 8
 
 func flagGiven(name string) bool {
 	given := false
