@@ -81,6 +81,10 @@ type Status struct {
 	// model, not the user's. InstructionsBytes is their whole length.
 	Instructions      string
 	InstructionsBytes int
+	// Exit is how the stdio server last ended on its own, with the end of
+	// its stderr; nil if it has not. Kept after the server comes back. For
+	// skillfs status only, never for a generated file (exit.go).
+	Exit *Exit
 }
 
 // A Session is one configured server (config.Origin) and its supervised
@@ -543,6 +547,7 @@ func (o *Session) transportOptions() transport.Options {
 		// A list_changed dropped in a notification storm still leads to
 		// a re-list, at the pace waitForRelist allows.
 		OnListChanged: o.Refresh,
+		OnExit:        o.recordExit,
 	}
 }
 

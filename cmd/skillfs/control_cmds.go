@@ -229,6 +229,7 @@ func printStatus(w io.Writer, st control.StatusReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	printExits(w, st)
 	return printPendingWhy(w, st.Servers)
 }
 
@@ -247,6 +248,10 @@ func newListCommand() *cobra.Command {
 			}
 			if opts.json {
 				return opts.printJSON(skills)
+			}
+			if len(skills) == 0 && label != "" {
+				_, err := fmt.Fprintln(opts.out, emptyListNote(ctx, c, label))
+				return err
 			}
 			tw := newTable(opts.out)
 			fmt.Fprintln(tw, "PATH\tSTATE\tAPPROVAL\tFLAGS")

@@ -11,6 +11,9 @@ import (
 // The mount's Consent is what the control endpoint serves.
 var _ control.API = (*vfs.Consent)(nil)
 
+// It also tells `skillfs status` how each stdio server last ended.
+var _ control.ExitReporter = (*vfs.Consent)(nil)
+
 // startControl serves the control endpoint from before the mount is live
 // (starting reports whether it is not yet: starting.go); the returned
 // func stops it. A mount without one still serves its tree, so a failure

@@ -156,6 +156,9 @@ func Main() int {
 		fmt.Fprintln(os.Stderr, "hostile:", err)
 		return exitUsage
 	}
+	if crashMode(opts.Mode) {
+		crash(opts, os.Stderr)
+	}
 	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if name := os.Getenv(EnvEnvironFile); name != "" {
 		if err := os.WriteFile(name, []byte(strings.Join(os.Environ(), "\n")+"\n"), 0o600); err != nil {

@@ -120,7 +120,7 @@ func New(opts Options) (*Server, error) {
 		opts.Exit = os.Exit
 	}
 	if opts.Mode != "" && opts.Mode != ModeHeavyList && !slices.Contains(Modes(), opts.Mode) && !slices.Contains(CrowdModes(), opts.Mode) &&
-		!slices.Contains(httpModes(), opts.Mode) && opts.Mode != ModeTerminalEscapes && opts.Mode != ModeRefuseInitialize {
+		!slices.Contains(httpModes(), opts.Mode) && opts.Mode != ModeTerminalEscapes && opts.Mode != ModeRefuseInitialize && !crashMode(opts.Mode) {
 		return nil, fmt.Errorf("hostile: unknown mode %q (want one of %s)", opts.Mode, strings.Join(Modes(), ", "))
 	}
 	names := opts.Fixtures

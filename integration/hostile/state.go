@@ -23,7 +23,9 @@ type State struct {
 	//   "c": reads serve B, skills/get advertises B, skills/list still A.
 	// and the restart fixture:
 	//   "dying": as "a", but reading inflight.txt kills the server mid-answer;
-	//   "new": data.txt is content B in the listing, skills/get and reads.
+	//   "new": data.txt is content B in the listing, skills/get and reads;
+	// and the crash modes (crash.go):
+	//   "up": the server no longer crashes at start; it serves as in "a".
 	Phase string `json:"phase"`
 }
 
@@ -73,7 +75,7 @@ func (s *Server) loadState() {
 	if err == nil {
 		err = json.Unmarshal(b, &st)
 	}
-	if err == nil && !slices.Contains([]string{"", "a", "b", "c", "dying", "new"}, st.Phase) {
+	if err == nil && !slices.Contains([]string{"", "a", "b", "c", "dying", "new", "up"}, st.Phase) {
 		err = fmt.Errorf("unknown phase %q", st.Phase)
 	}
 	if err != nil {

@@ -507,6 +507,7 @@ func (h *handler) status() StatusReport {
 	for _, o := range st.Origins {
 		rep.Servers = append(rep.Servers, ServerStatus{OriginStatus: o, Available: avail[o.Label], Pending: pending[o.Label], Failed: failed[o.Label], PendingWhy: why[o.Label]})
 	}
+	addExits(h.api, rep.Servers)
 	return rep
 }
 

@@ -51,6 +51,10 @@ var (
 // closes the server's stdin, waits up to 0.5s for it to exit, then sends
 // SIGTERM to the group, waits up to 2s more, then sends SIGKILL; a server
 // that the SIGKILL killed is logged at Warn as one that ignored SIGTERM.
+//
+// A server that ends on its own (see ownExit) is handed to Options.OnExit
+// with its exit status and the last lines of its stderr (exit.go), unless
+// the caller took cmd.Stderr, in which case Exit.Stderr is empty.
 func Command(cmd *exec.Cmd, opts Options) mcp.Transport {
 	return &commandTransport{cmd: cmd, opts: opts}
 }
@@ -73,11 +77,12 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		return nil, fmt.Errorf("start %s: cmd.Stdin and cmd.Stdout must be nil", name)
 	}
 	log := t.opts.logger()
-	p := &process{cmd: t.cmd, name: name, log: log, exited: make(chan struct{}), drained: make(chan struct{})}
+	p := &process{cmd: t.cmd, name: name, log: log, onExit: t.opts.OnExit, exited: make(chan struct{}), drained: make(chan struct{})}
 	if err := p.start(); err != nil {
 		return nil, err
 	}
 	conn := newLineConn(p.stdout, p.stdin, p.stop, t.opts)
+	p.readDone = conn.readDone
 	go p.wait(conn.readDone)
 	return conn, nil
 }
@@ -95,6 +100,15 @@ type process struct {
 	exited  chan struct{} // closed once the server has been reaped
 	drained chan struct{} // closed once the stderr reader has ended
 	stopped atomic.Bool   // Close began: an exit now is expected
+	// readDone is closed when the server's stdout has ended. ended: it had
+	// ended (or the server exited) before Close began; signalled: Close
+	// sent the group SIGTERM or SIGKILL. They tell an exit that is the
+	// server's own, and reported, from one Close caused (ownExit).
+	readDone  <-chan struct{}
+	ended     atomic.Bool
+	signalled atomic.Bool
+	onExit    func(Exit)
+	tail      stderrTail // the last lines of stderr, for onExit
 }
 
 func (p *process) start() (err error) {
@@ -185,6 +199,9 @@ func (p *process) wait(readDone <-chan struct{}) {
 	if !p.stopped.Load() {
 		p.log.Info("stdio server exited", "op", "read", "err", err)
 	}
+	if p.onExit != nil && p.ownExit() {
+		go p.reportExit(time.Now())
+	}
 	// Something outside the group may still hold the pipe (a daemon that
 	// called setsid). Give the reader time to drain what the server wrote,
 	// then end the stream regardless so that Read returns io.EOF.
@@ -208,11 +225,39 @@ func (p *process) waitExit(d time.Duration) bool {
 	}
 }
 
+// ownExit says whether the server, now reaped, ended on its own: before
+// Close began or when Close found it gone already (stop sets ended before
+// stopped), or after Close began but not as Close asks a server to end —
+// with a status other than 0, or by a signal Close did not send. (A
+// server that dies as the client gives up on it, say a write to it failing
+// first, can be seen to end only after Close began.)
+func (p *process) ownExit() bool {
+	if !p.stopped.Load() || p.ended.Load() {
+		return true
+	}
+	ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok {
+		return false
+	}
+	if ws.Signaled() {
+		return !p.signalled.Load()
+	}
+	return ws.ExitStatus() != 0
+}
+
 // stop is the connection's close function.
 func (p *process) stop() error {
+	select {
+	case <-p.readDone:
+		p.ended.Store(true)
+	case <-p.exited:
+		p.ended.Store(true)
+	default:
+	}
 	p.stopped.Store(true)
 	p.stdin.Close()
 	if !p.waitExit(stopGrace) {
+		p.signalled.Store(true)
 		p.signalGroup(syscall.SIGTERM)
 		if !p.waitExit(termGrace) {
 			p.signalGroup(syscall.SIGKILL)
@@ -254,6 +299,7 @@ func (p *process) drainStderr() {
 		case errors.Is(err, bufio.ErrBufferFull):
 			if !long {
 				p.log.Info("stdio server stderr", "stderr", string(line)+"…")
+				p.tail.add(string(line) + "…")
 			}
 			long = true
 			continue
@@ -262,12 +308,31 @@ func (p *process) drainStderr() {
 		default:
 			if s := string(trimEOL(line)); s != "" {
 				p.log.Info("stdio server stderr", "stderr", s)
+				p.tail.add(s)
 			}
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// reportExit hands the server's exit, reaped at at, to onExit once what it
+// wrote to stderr has been read (or after stopGrace, when something it
+// left running still holds the pipe).
+func (p *process) reportExit(at time.Time) {
+	t := time.NewTimer(stopGrace)
+	defer t.Stop()
+	select {
+	case <-p.drained:
+	case <-t.C:
+	}
+	e := Exit{At: at, Code: p.cmd.ProcessState.ExitCode()}
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		e.Signal = ws.Signal()
+	}
+	e.Stderr, e.Dropped = p.tail.snapshot()
+	p.onExit(e)
 }
 
 func trimEOL(b []byte) []byte {

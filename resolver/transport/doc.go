@@ -22,7 +22,9 @@
 //
 //   - [Command] runs a stdio server in its own process group and speaks
 //     newline-delimited JSON over its stdin and stdout; its stderr goes to
-//     the logger. [Stream] speaks the same framing over any byte stream.
+//     the logger, and when it ends on its own, its exit status and the
+//     last lines of its stderr (at most 20 and 4 KiB) go to
+//     Options.OnExit. [Stream] speaks the same framing over any byte stream.
 //     Their line reader holds at most one message up to its limit; past the
 //     limit it stops buffering and keeps only a small scanner's state (the
 //     top-level "id" and whether "method" appeared) to the end of the line.

@@ -45,6 +45,10 @@ type Options struct {
 	// Logger receives dropped-message warnings and, for Command, the server's
 	// stderr lines (at Info, key "stderr"). Nil discards.
 	Logger *slog.Logger
+	// OnExit, for Command, is called once (from a goroutine of its own)
+	// when the server ends on its own, with its exit status and the last
+	// lines of its stderr; not when Close stopped it.
+	OnExit func(Exit)
 }
 
 func (o Options) maxFrame() int64 {

@@ -296,6 +296,9 @@ type ServerStatus struct {
 	Failed    int `json:"failed"`
 	// PendingWhy counts the pending skills by why they wait (Pending.Why).
 	PendingWhy map[string]int `json:"pending_why,omitempty"`
+	// Exit: the server (stdio) last ended on its own, and how; absent if
+	// it has not. Not in status.json (ServerExit says why).
+	Exit *ServerExit `json:"exit,omitempty"`
 }
 
 // Skill is one skill as the control endpoint reports it: an index.json row
