@@ -36,6 +36,10 @@
 // the URL into the text — net/http quotes the request URL, a server may
 // redirect to any — while errors.Is and errors.As still see the original.
 //
+// A stdio server that ends on its own is kept in Status.Exit: its exit
+// status and the last lines of its stderr, escaped (exit.go), for skillfs
+// status and never for a generated file.
+//
 // A stdio server is started with config.Origin.Environ: a base set of
 // skillfs's environment, the variables its pass_env names and its own env,
 // not skillfs's whole environment.
