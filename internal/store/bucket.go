@@ -44,6 +44,10 @@ type Bucket struct {
 	// unsaved says why the last save of catalog.json failed; nil after
 	// a success.
 	unsaved atomic.Pointer[string]
+
+	// leaseFile holds the share lock that marks the origin in use
+	// (Options.Lease, gc.go); Store.mu guards it.
+	leaseFile *os.File
 }
 
 // ID returns the origin's id.
@@ -149,6 +153,10 @@ func (o *Bucket) load(d skill.Digest, h string) ([]byte, error) {
 		return nil, o.discard("load", d, rel, lfi, fmt.Sprintf("size %d exceeds the cap of %d bytes", lfi.Size(), limit))
 	}
 	b, reason, err := readRegular(o.root, rel, lfi, limit)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Evicted (or cleared) between the look and the open.
+		return nil, fmt.Errorf("get %s from %s: %w", d, o.id, ErrNotFound)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("get %s from %s: %w", d, o.id, err)
 	}
@@ -158,6 +166,7 @@ func (o *Bucket) load(d skill.Digest, h string) ([]byte, error) {
 	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != h {
 		return nil, o.discard("load", d, rel, lfi, fmt.Sprintf("content hashes to %s", skill.FormatDigest(sum)))
 	}
+	o.touch(rel)
 	return b, nil
 }
 
@@ -173,7 +182,11 @@ func readRegular(r *os.Root, rel string, lfi fs.FileInfo, limit int64) (b []byte
 		if errors.Is(err, fs.ErrPermission) {
 			return nil, fmt.Sprintf("cannot be opened: %v", err), nil
 		}
-		if cur, lerr := r.Lstat(rel); lerr != nil || !os.SameFile(cur, lfi) {
+		cur, lerr := r.Lstat(rel)
+		if errors.Is(lerr, fs.ErrNotExist) {
+			return nil, "", lerr // removed, not replaced: nothing to discard
+		}
+		if lerr != nil || !os.SameFile(cur, lfi) {
 			return nil, "replaced while being opened", nil
 		}
 		return nil, "", err
@@ -352,6 +365,7 @@ func (o *Bucket) Keep(d skill.Digest, b []byte) {
 func (o *Bucket) write(h string, b []byte) error {
 	rel := objectRel(h)
 	if fi, err := o.root.Lstat(rel); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(b)) {
+		o.touch(rel)
 		return nil
 	}
 	if err := o.s.ensureDir(o.root, o.dir, objectsDir, "put"); err != nil {
@@ -360,7 +374,11 @@ func (o *Bucket) write(h string, b []byte) error {
 	if err := o.s.ensureDir(o.root, o.dir, objectsDir+"/"+h[:2], "put"); err != nil {
 		return err
 	}
-	return o.writeAtomic(rel, b, 0o400, false)
+	if err := o.writeAtomic(rel, b, 0o400, false); err != nil {
+		return err
+	}
+	o.s.wrote(int64(len(b)))
+	return nil
 }
 
 // CatalogUnsaved says why the last save of catalog.json (CatalogSidecar)
@@ -401,6 +419,9 @@ func (o *Bucket) loadFile(what, rel string, limit int64) ([]byte, error) {
 		return nil, o.discard(what, "", rel, fi, fmt.Sprintf("size %d exceeds the cap of %d bytes", fi.Size(), limit))
 	}
 	b, reason, err := readRegular(o.root, rel, fi, limit)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("load %s of %s: %w", what, o.id, ErrNotFound)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load %s of %s: %w", what, o.id, err)
 	}

@@ -34,6 +34,17 @@ type Options struct {
 	MaxCatalogSize int64
 	// Logger receives one Warn line per discarded stored file. nil discards.
 	Logger *slog.Logger
+
+	// MaxSize bounds the bytes of the store's objects (cache.max_size; see
+	// gc.go): when writes take them over it, objects Held does not hold
+	// are removed, least recently used first. 0 or less: no bound.
+	MaxSize int64
+	// Held returns, for one eviction pass, whether an object is held:
+	// named by something that must keep it. An error skips the pass.
+	Held func() (func(Object) bool, error)
+	// Lease marks every origin this Store opens as in use (InUse) until
+	// Close: a mount's store sets it, the cache commands' do not.
+	Lease bool
 }
 
 // Stats are counters for status reporting.
@@ -65,6 +76,8 @@ type Store struct {
 
 	hits, loads, discards atomic.Uint64
 	pendingWrites         atomic.Int64
+
+	sizes sizeKeeper // cache.max_size (gc.go)
 }
 
 // DefaultRoot returns $XDG_CACHE_HOME/skillfs, or ~/.cache/skillfs when
@@ -184,9 +197,22 @@ func (s *Store) Bucket(id string) (*Bucket, error) {
 		}
 		o.removed.Store(true)
 		s.mem.purge(o.gen)
+		o.release()
 		o.root.Close()
 		delete(s.origins, id)
 	}
+	for range 3 {
+		o, err := s.openBucket(id)
+		if err != nil || o != nil {
+			return o, err
+		}
+	}
+	return nil, fmt.Errorf("open origin %s: removed three times while being opened", id)
+}
+
+// openBucket opens id's directory; nil, nil when it was removed (cache gc)
+// before its lease was taken. s.mu is held.
+func (s *Store) openBucket(id string) (*Bucket, error) {
 	if err := s.ensureDir(s.root, s.path, id, "open"); err != nil {
 		return nil, fmt.Errorf("open origin %s: %w", id, err)
 	}
@@ -204,6 +230,10 @@ func (s *Store) Bucket(id string) (*Bucket, error) {
 	if err := s.ensureDir(r, o.dir, objectsDir, "open"); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("open origin %s: %w", id, err)
+	}
+	if s.opts.Lease && !o.lease() {
+		r.Close()
+		return nil, nil
 	}
 	o.cleanTemps()
 	s.origins[id] = o
@@ -243,6 +273,7 @@ func (s *Store) Remove(id string) error {
 	if o := s.origins[id]; o != nil {
 		o.removed.Store(true)
 		s.mem.purge(o.gen)
+		o.release()
 		// Not closing o.root: a Get or Put may be using it right now; it
 		// fails cleanly on the deleted directory and the finalizer closes it.
 		delete(s.origins, id)
@@ -282,9 +313,11 @@ func (s *Store) Stats() Stats {
 // must not be used afterwards.
 func (s *Store) Close() error {
 	s.writes.Wait()
+	s.sizes.done.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, o := range s.origins {
+		o.release()
 		o.root.Close()
 		delete(s.origins, id)
 	}
