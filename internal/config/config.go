@@ -31,6 +31,9 @@ type Config struct {
 	// Index shapes the generated .skillfs/index.md (skillfs.index_max_bytes
 	// and skillfs.index_available_skills).
 	Index Index
+	// Cache is skillfs.cache: the store's size bound and how long an
+	// unused server's cache is kept.
+	Cache Cache
 }
 
 // Index shapes .skillfs/index.md, the file written for a model's context.

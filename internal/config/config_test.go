@@ -520,7 +520,7 @@ func TestErrors(t *testing.T) {
 		{"header newline", f, srv("a", `{"url": "https://h", "headers": {"A": "x\r\nEvil: 1"}}`), "mcpServers.a.headers.A", "line break", "remove line breaks"},
 		{"skillfs not object", f, sfs(`[]`), "skillfs", "is a list, not an object", "defaults and servers"},
 		{"skillfs unknown", f, sfs(`{"defualts": {}}`), "skillfs.defualts", `unknown key "defualts"`, `did you mean "defaults"?`},
-		{"skillfs far unknown", f, sfs(`{"zzzzzzzz": {}}`), "skillfs.zzzzzzzz", `unknown key`, "known keys: defaults, servers, index_max_bytes, index_available_skills"},
+		{"skillfs far unknown", f, sfs(`{"zzzzzzzz": {}}`), "skillfs.zzzzzzzz", `unknown key`, "known keys: defaults, servers, index_max_bytes, index_available_skills, cache"},
 		{"index bound typo", f, sfs(`{"index_max_byte": 1}`), "skillfs.index_max_byte", `unknown key "index_max_byte"`, `did you mean "index_max_bytes"?`},
 		{"index bound too small", f, sfs(`{"index_max_bytes": "1KiB"}`), "skillfs.index_max_bytes", "1024 bytes is too small", "at least 4096 (4KiB)"},
 		{"index bound unit", f, sfs(`{"index_max_bytes": "32K"}`), "skillfs.index_max_bytes", `unknown unit "K"`, "32KiB"},

@@ -33,6 +33,7 @@
 //	  "skillfs": {
 //	    "index_max_bytes": "32KiB",                 // bound of .skillfs/index.md and of each servers/LABEL.md
 //	    "index_available_skills": false,            // append the <available_skills> block to index.md
+//	    "cache": {"max_size": "1GiB", "keep_days": 30}, // the store cleans itself (see below)
 //	    "defaults": {                               // every origin
 //	      "strict": false,
 //	      "allow_dynamic": false,
@@ -148,8 +149,8 @@
 // limits) for every origin, "servers", mapping a configured label (disabled
 // ones included) to its own strict, allow_dynamic, approval, pin, pass_env
 // and limits,
-// and two keys of the mount's own: index_max_bytes and
-// index_available_skills. A label that
+// and three keys of the mount's own: index_max_bytes,
+// index_available_skills and cache. A label that
 // is not configured is an error listing the labels that are. Unknown keys
 // anywhere in this section are errors with a did-you-mean suggestion,
 // because a misspelt limit or "strict" would otherwise silently leave the
@@ -197,6 +198,20 @@
 //     <available_skills> block (name, description, absolute location of
 //     SKILL.md) that hosts put in a system prompt, within the same bound.
 //     Default false.
+//   - cache: how the store of verified bytes ($XDG_CACHE_HOME/skillfs, or
+//     --cache-dir) cleans itself. max_size bounds the bytes of its stored
+//     files across all servers, a size as for limits ("500MiB", "2GiB",
+//     "1.5GiB", or an integer number of bytes); default 1GiB; off (or 0)
+//     for no bound. Past it, files that nothing holds are removed, least
+//     recently used first; held are the files named by the catalog of a
+//     server a running mount uses, and by any approval. Held files alone
+//     over max_size are all kept (status and the log say so). keep_days
+//     drops the catalog, approvals and files of a server identity no
+//     mount has used for that many days; default 30; off (or 0) for
+//     never. A mount applies both at start and, for max_size, whenever
+//     its fetches take the store over it; skillfs cache gc applies them
+//     now. The catalogs, approvals and other small files beside the
+//     stored files are not counted in max_size.
 //   - limits: see Limits. Sizes are integers (bytes) or strings with a unit:
 //     B, KiB, MiB, GiB, TiB, KB, MB, GB, TB, any case, with or without a
 //     space ("16MiB", "16 MiB", "1.5GiB"). Durations are Go duration

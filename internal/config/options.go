@@ -12,7 +12,7 @@ import (
 // misspelt "strict" silently weaken the checks.
 
 var (
-	sectionKeys  = []string{"defaults", "servers", "index_max_bytes", "index_available_skills"}
+	sectionKeys  = []string{"defaults", "servers", "index_max_bytes", "index_available_skills", "cache"}
 	defaultsKeys = []string{"strict", "allow_dynamic", "approval", "pass_env", "limits"}
 	serverKeys   = []string{"strict", "allow_dynamic", "approval", "pin", "pass_env", "limits"}
 )
@@ -48,6 +48,7 @@ func (p *parser) options(section *value, cfg *Config, configured map[string]bool
 		}
 	}
 	p.index(section, sp, cfg)
+	p.cache(section, sp, cfg)
 	defaults := p.level(section.field("defaults"), sp.key("defaults"), defaultsKeys)
 
 	perServer := map[string]originOptions{}

@@ -447,3 +447,33 @@ func (s *Store) Size() SizeStats {
 	defer k.mu.Unlock()
 	return SizeStats{MaxSize: max(s.opts.MaxSize, 0), Bytes: k.estimate, HeldBytes: k.heldBytes, OverHeld: k.overHeld, Passes: k.passes, Evicted: k.evicted}
 }
+
+// Peek returns id's Bucket for reading its sidecars (eviction's and cache
+// gc's look at what a catalog or approvals name) without creating,
+// leasing or keeping it: the Bucket this Store already has open, or one
+// made for the look. The caller calls done when it is finished; the Bucket
+// must not be written through.
+func (s *Store) Peek(id string) (o *Bucket, done func(), err error) {
+	if err := CheckID(id); err != nil {
+		return nil, nil, fmt.Errorf("open origin: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o := s.origins[id]; o != nil {
+		return o, func() {}, nil
+	}
+	fi, err := s.root.Lstat(id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open origin %s: %w", id, err)
+	}
+	if !fi.IsDir() {
+		return nil, nil, fmt.Errorf("open origin %s: not a directory", id)
+	}
+	r, err := s.root.OpenRoot(id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open origin %s: %w", id, err)
+	}
+	s.gen++
+	o = &Bucket{s: s, id: id, gen: s.gen, dir: s.path + "/" + id, root: r, dirInfo: fi}
+	return o, func() { r.Close() }, nil
+}

@@ -1,0 +1,71 @@
+package vfs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/skillfs/skillfs/internal/skill"
+	"github.com/skillfs/skillfs/internal/store"
+)
+
+// What an origin's store bucket holds on its sidecars' say-so, for the
+// store's eviction (cache.max_size) and skillfs cache gc: the digests its
+// catalog.json names (the tree a mount using the origin serves; the
+// catalog is saved on every swap) and those its approvals.json names
+// (every approved version's files: they are kept, whoever uses the
+// origin, so that a change can be shown against them). The files are read
+// through the store, as the catalog and the approval book read them, and
+// decoded with their types here, never a second way.
+
+// SavedCatalogDigests returns the digests of every resource of every entry
+// in o's catalog.json; none when there is no catalog. An error means the
+// catalog could not be read or decoded: the caller holds all of o's
+// objects rather than guess.
+func SavedCatalogDigests(o *store.Bucket) ([]skill.Digest, error) {
+	data, err := o.LoadCatalog()
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var sc savedCatalog
+	if err := json.Unmarshal(data, &sc); err != nil {
+		return nil, fmt.Errorf("decode catalog of %s: %w", o.ID(), err)
+	}
+	var out []skill.Digest
+	for _, e := range sc.Entries {
+		for _, r := range e.Resources {
+			out = append(out, r.Digest)
+		}
+	}
+	return out, nil
+}
+
+// ApprovedDigests returns the digests of every resource every approval in
+// o's approvals.json is bound to; none when there are no approvals. An
+// error is as for SavedCatalogDigests.
+func ApprovedDigests(o *store.Bucket) ([]skill.Digest, error) {
+	data, err := o.LoadApprovals()
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var sa savedApprovals
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&sa); err != nil {
+		return nil, fmt.Errorf("decode approvals of %s: %w", o.ID(), err)
+	}
+	var out []skill.Digest
+	for _, rec := range sa.Approvals {
+		for _, r := range rec.Resources {
+			out = append(out, r.Digest)
+		}
+	}
+	return out, nil
+}
