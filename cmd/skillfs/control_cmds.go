@@ -204,6 +204,9 @@ func newStatusCommand() *cobra.Command {
 func printStatus(w io.Writer, st control.StatusReport) error {
 	fmt.Fprintf(w, "mount    %s (pid %d, up %s)\n", st.Mount.Path, st.Mount.PID, st.Uptime)
 	fmt.Fprintf(w, "cache    %s (%s)\n", st.Mount.CacheDir, humanBytes(st.CacheBytes))
+	if c := st.Cache; c.HeldOverMaxSize > 0 {
+		fmt.Fprintf(w, "         over cache.max_size %s: the files mounts and approvals hold take %s and are kept\n", humanBytes(c.MaxSize), humanBytes(c.HeldOverMaxSize))
+	}
 	fmt.Fprintf(w, "version  %s\n", st.Version)
 	if st.State == control.MountStarting {
 		fmt.Fprintf(w, "state    %s\n", startingLine(st))

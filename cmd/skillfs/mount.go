@@ -252,7 +252,8 @@ func openMountStore(opts mountOptions, mnt string, cfg *config.Config, log *slog
 	if memLimit == 0 {
 		memLimit = -1 // store: negative disables
 	}
-	st, err := store.Open(root, store.Options{Logger: log, MemoryLimit: memLimit})
+	var st *store.Store
+	st, err = store.Open(root, mountStoreOptions(cfg.Cache, log, memLimit, &st))
 	if err != nil {
 		return nil, fmt.Errorf("open cache: %w", err)
 	}

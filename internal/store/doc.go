@@ -11,7 +11,8 @@
 //	    flags.json                       0600, content flags found per verified SKILL.md (package vfs's)
 //	    approvals.json                   0600, the user's approvals of skills (package vfs's), written durably
 //	    times.bin                        0600, when each digest was first held: the files' mtimes (package vfs's)
-//	    objects/<hex[:2]>/<hex>          0400, a file's bytes, named by its sha256
+//	    last-used                        0600, empty: locked while a mount uses the origin; its mtime, when one last did (gc.go)
+//	    objects/<hex[:2]>/<hex>          0400, a file's bytes, named by its sha256; mtime: when last used (gc.go)
 //	    .tmp-<random>                    a write in progress (or left by a crash)
 //
 // The origin id (label plus a keyed fingerprint of the command, args, env,
@@ -88,6 +89,14 @@
 // those digests then pass re-hashing. Re-hashing guards bytes against a held
 // entry; it cannot guard the entry. Keeping the mount's consumers from
 // writing the store's directory (a separate user, a sandbox) is the remedy.
+//
+// # Cleaning
+//
+// See gc.go: objects nothing holds are evicted least recently used first
+// past Options.MaxSize, and origins no mount has used for keep_days are
+// dropped. Objects named by approval records (approvals.json) are held and
+// must never be evicted: the approved version's bytes are what a changed
+// skill is shown against.
 //
 // # Concurrency
 //

@@ -283,7 +283,8 @@ func (s *Store) DropUnused(id string, cutoff time.Time) (bool, error) {
 	return true, nil
 }
 
-// Clear removes everything the origin's directory holds but its lease:
+// Clear removes everything the origin's directory holds but its lease and
+// the temporary files of writes under way:
 // Remove for an origin a mount is using (skillfs cache rm --force). The
 // mount keeps the directory and its Bucket keeps working: what it no
 // longer finds on disk it fetches and verifies afresh, and its next save
@@ -299,8 +300,8 @@ func (s *Store) Clear(id string) error {
 		return fmt.Errorf("clear origin %s in %s: %w", id, s.path, err)
 	}
 	for _, n := range names {
-		if n == leaseName {
-			continue
+		if n == leaseName || strings.HasPrefix(n, tempPrefix) {
+			continue // a write under way: it lands, or cleanTemps takes it
 		}
 		rel := id + "/" + n
 		if err := s.root.RemoveAll(rel); err != nil {

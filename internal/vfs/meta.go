@@ -488,6 +488,12 @@ func (m *generated) Status() Status {
 	st := Status{Version: f.opts.Version, StartedAt: f.started, Origins: []OriginStatus{},
 		Cache:  CacheStatus{MemoryBytes: ss.MemoryBytes, MemoryHits: ss.MemoryHits, DiskLoads: ss.DiskLoads, Discards: ss.Discards, PendingWrites: ss.PendingWrites},
 		Reload: f.reload.Load()}
+	if sz := f.opts.Store.Size(); sz.MaxSize > 0 {
+		st.Cache.MaxSize = sz.MaxSize
+		if sz.OverHeld {
+			st.Cache.HeldOverMaxSize = sz.HeldBytes
+		}
+	}
 	for label, o := range f.all() {
 		rs := o.res.Status()
 		t := o.cat.current()

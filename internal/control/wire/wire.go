@@ -243,6 +243,11 @@ type CacheStatus struct {
 	DiskLoads     uint64 `json:"disk_loads"`
 	Discards      uint64 `json:"discards"`
 	PendingWrites int64  `json:"pending_writes"`
+	// MaxSize is cache.max_size, 0 when there is no bound. HeldOverMaxSize
+	// is set when the files running mounts and approvals hold take more
+	// than it on their own: they are all kept, and the cache stays over.
+	MaxSize         int64 `json:"max_size,omitempty"`
+	HeldOverMaxSize int64 `json:"held_over_max_size,omitempty"`
 }
 
 // A ReloadStatus is status.json's "reload": the last reload failed, and
