@@ -102,9 +102,26 @@ func unusedOrigins(st *store.Store, keep time.Duration, now time.Time) ([]droppe
 }
 
 // cleanCacheAtStart is what a mount does once its origins are open (their
-// directories leased): drop the unused identities now, and evict in the
-// background.
-func cleanCacheAtStart(st *store.Store, c config.Cache, log *slog.Logger) {
+// directories leased): drop the unused identities now, and from now on
+// evict in the background (at once, and whenever fetches take the store
+// over max_size), holding what heldObjects holds and what v's trees name.
+func cleanCacheAtStart(st *store.Store, c config.Cache, v *vfs.Core, log *slog.Logger) {
+	st.SetHeld(func() (func(store.Object) bool, error) {
+		own := v.HeldDigests()
+		others, err := heldObjects(st)
+		if err != nil {
+			return nil, err
+		}
+		mine := make(map[string]map[skill.Digest]bool, len(own))
+		for id, ds := range own {
+			set := make(map[skill.Digest]bool, len(ds))
+			for _, d := range ds {
+				set[d] = true
+			}
+			mine[id] = set
+		}
+		return func(o store.Object) bool { return mine[o.Origin][o.Digest] || others(o) }, nil
+	})
 	now := time.Now()
 	drops, err := unusedOrigins(st, c.Keep(), now)
 	if err != nil {
@@ -124,12 +141,10 @@ func cleanCacheAtStart(st *store.Store, c config.Cache, log *slog.Logger) {
 }
 
 // mountStoreOptions are the options a mount opens its store with: leases
-// on the origins it opens, and the size bound with what holds a file.
-func mountStoreOptions(c config.Cache, log *slog.Logger, memLimit int64, st **store.Store) store.Options {
-	return store.Options{
-		Logger: log, MemoryLimit: memLimit, Lease: true, MaxSize: c.Bound(),
-		Held: func() (func(store.Object) bool, error) { return heldObjects(*st) },
-	}
+// on the origins it opens, and the size bound (what holds a file is set
+// by cleanCacheAtStart).
+func mountStoreOptions(c config.Cache, log *slog.Logger, memLimit int64) store.Options {
+	return store.Options{Logger: log, MemoryLimit: memLimit, Lease: true, MaxSize: c.Bound()}
 }
 
 type cacheGCOptions struct {

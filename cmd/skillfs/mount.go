@@ -252,8 +252,7 @@ func openMountStore(opts mountOptions, mnt string, cfg *config.Config, log *slog
 	if memLimit == 0 {
 		memLimit = -1 // store: negative disables
 	}
-	var st *store.Store
-	st, err = store.Open(root, mountStoreOptions(cfg.Cache, log, memLimit, &st))
+	st, err := store.Open(root, mountStoreOptions(cfg.Cache, log, memLimit))
 	if err != nil {
 		return nil, fmt.Errorf("open cache: %w", err)
 	}

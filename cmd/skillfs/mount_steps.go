@@ -87,7 +87,7 @@ func startCore(ctx context.Context, opts mountOptions, origins *servers, st *sto
 	if err != nil {
 		return nil, nil, err
 	}
-	cleanCacheAtStart(st, origins.Config.Cache, log) // the origins' directories are leased by now
+	cleanCacheAtStart(st, origins.Config.Cache, v, log) // the origins' directories are leased by now
 	vctx, stopOrigins := context.WithCancel(context.WithoutCancel(ctx))
 	v.Start(vctx)
 	return v, func() {

@@ -319,6 +319,7 @@ func (s *Store) Clear(id string) error {
 // it plans.
 type sizeKeeper struct {
 	mu      sync.Mutex
+	held    func() (func(Object) bool, error) // Options.Held, or SetHeld's
 	running bool
 	again   bool
 	// estimate is the objects' bytes: the last pass's result plus what
@@ -360,12 +361,18 @@ func (s *Store) wrote(n int64) {
 // start; writes call it when they take the store over its limit. A pass
 // that cannot learn what is held removes nothing.
 func (s *Store) EvictSoon() {
-	if s.opts.MaxSize <= 0 || s.opts.Held == nil {
+	if s.opts.MaxSize <= 0 {
 		return
 	}
 	k := &s.sizes
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.held == nil {
+		k.held = s.opts.Held
+	}
+	if k.held == nil {
+		return // nobody has said yet what is held
+	}
 	if k.running {
 		k.again = true
 		return
@@ -393,11 +400,12 @@ func (s *Store) evictPass() {
 	k := &s.sizes
 	k.mu.Lock()
 	before := k.estimate
+	heldFn := k.held
 	k.mu.Unlock()
 	ids, err := s.Origins()
 	var held func(Object) bool
 	if err == nil {
-		held, err = s.opts.Held()
+		held, err = heldFn()
 	}
 	var objs []Object
 	if err == nil {
@@ -429,6 +437,15 @@ func (s *Store) evictPass() {
 		s.log.Warn("cache over cache.max_size: the objects mounts and approvals hold are kept", "op", "evict", "path", s.path,
 			"held_bytes", e.HeldBytes, "max_size", limit)
 	}
+}
+
+// SetHeld replaces Options.Held, for a caller that learns what is held
+// only once the Store is open (a mount, once its tree exists). Until Held
+// or SetHeld gives one, no pass runs.
+func (s *Store) SetHeld(held func() (func(Object) bool, error)) {
+	s.sizes.mu.Lock()
+	s.sizes.held = held
+	s.sizes.mu.Unlock()
 }
 
 // SizeStats is the store's size against cache.max_size, for status.

@@ -69,3 +69,20 @@ func ApprovedDigests(o *store.Bucket) ([]skill.Digest, error) {
 	}
 	return out, nil
 }
+
+// HeldDigests returns, by origin id, the digests the entries this mount
+// holds name: each origin's tree in force. Its catalog.json says the same
+// once saved, but a mount goes live, and reads, before its first catalog
+// is on disk; the store's eviction asks this for the mount's own origins.
+func (c *Core) HeldDigests() map[string][]skill.Digest {
+	out := map[string][]skill.Digest{}
+	for _, o := range c.all() {
+		id := o.cat.cfg.ID()
+		for _, s := range o.cat.current().catalog().Skills {
+			for _, r := range s.Entry.Resources {
+				out[id] = append(out[id], r.Digest)
+			}
+		}
+	}
+	return out
+}
