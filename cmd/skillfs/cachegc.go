@@ -258,7 +258,7 @@ func gcSettings(path string) (config.Cache, error) {
 // usersOf names the running mounts that use origin id of the store at
 // root, for cache rm's refusal.
 func usersOf(root, id string) []string {
-	clients, _ := control.Mounts(control.Dirs(root))
+	clients, _ := control.Clients(control.Dirs(root))
 	var out []string
 	for _, c := range clients {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

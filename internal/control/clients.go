@@ -1,10 +1,10 @@
 package control
 
-// Mounts returns a client for every running mount registered in dirs
+// Clients returns a client for every running mount registered in dirs
 // (Dirs) that Find would trust, and what it skipped: for a command that
 // asks each mount about itself (skillfs cache rm asking which servers a
 // mount uses).
-func Mounts(dirs []string) ([]*Client, []Skip) {
+func Clients(dirs []string) ([]*Client, []Skip) {
 	live, skips := running(dirs)
 	out := make([]*Client, 0, len(live))
 	for _, r := range live {
