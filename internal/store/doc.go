@@ -93,10 +93,9 @@
 // # Cleaning
 //
 // See gc.go: objects nothing holds are evicted least recently used first
-// past Options.MaxSize, and origins no mount has used for keep_days are
-// dropped. Objects named by approval records (approvals.json) are held and
-// must never be evicted: the approved version's bytes are what a changed
-// skill is shown against.
+// past Options.MaxSize (Options.Held, SetHeld: skillfs holds what running
+// mounts' trees name and, as above, what approvals name), and origins no
+// mount has used for keep_days are dropped whole.
 //
 // # Concurrency
 //

@@ -1,7 +1,6 @@
 package vfs
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,10 +13,10 @@ import (
 // store's eviction (cache.max_size) and skillfs cache gc: the digests its
 // catalog.json names (the tree a mount using the origin serves; the
 // catalog is saved on every swap) and those its approvals.json names
-// (every approved version's files: they are kept, whoever uses the
-// origin, so that a change can be shown against them). The files are read
-// through the store, as the catalog and the approval book read them, and
-// decoded with their types here, never a second way.
+// (every approved version's files and the kept ones: they are held,
+// whoever uses the origin, so that a change can be shown against them).
+// The files are read through the store, as the catalog and the approval
+// book read them, and decoded with their types here, never a second way.
 
 // SavedCatalogDigests returns the digests of every resource of every entry
 // in o's catalog.json; none when there is no catalog. An error means the
@@ -44,9 +43,9 @@ func SavedCatalogDigests(o *store.Bucket) ([]skill.Digest, error) {
 	return out, nil
 }
 
-// ApprovedDigests returns the digests of every resource every approval in
-// o's approvals.json is bound to; none when there are no approvals. An
-// error is as for SavedCatalogDigests.
+// ApprovedDigests returns the digests o's approvals.json holds
+// (ApprovalsHeld: every approved resource and every kept file); none when
+// there are no approvals. An error is as for SavedCatalogDigests.
 func ApprovedDigests(o *store.Bucket) ([]skill.Digest, error) {
 	data, err := o.LoadApprovals()
 	if errors.Is(err, store.ErrNotFound) {
@@ -55,19 +54,11 @@ func ApprovedDigests(o *store.Bucket) ([]skill.Digest, error) {
 	if err != nil {
 		return nil, err
 	}
-	var sa savedApprovals
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&sa); err != nil {
-		return nil, fmt.Errorf("decode approvals of %s: %w", o.ID(), err)
+	ds, err := ApprovalsHeld(data)
+	if err != nil {
+		return nil, fmt.Errorf("approvals of %s: %w", o.ID(), err)
 	}
-	var out []skill.Digest
-	for _, rec := range sa.Approvals {
-		for _, r := range rec.Resources {
-			out = append(out, r.Digest)
-		}
-	}
-	return out, nil
+	return ds, nil
 }
 
 // HeldDigests returns, by origin id, the digests the entries this mount
