@@ -263,8 +263,8 @@ func TestCommandSession(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	if _, err := readResource(WithResponseLimit(ctx, mib), cs, bigURI); !IsResponseTooLarge(err) {
-		t.Errorf("20 MiB read with a 1 MiB limit: %v", err)
+	if _, err := readResource(WithResponseLimit(ctx, mib), cs, overURI); !IsResponseTooLarge(err) {
+		t.Errorf("4 MiB read with a 1 MiB limit: %v", err)
 	}
 	if got, err := readResource(ctx, cs, smallURI); err != nil || got != "hello" {
 		t.Errorf("small read on the same session: %q, %v", got, err)

@@ -15,6 +15,7 @@ import (
 
 const (
 	bigURI   = "skill://big/SKILL.md"   // 20 MiB
+	overURI  = "skill://over/SKILL.md"  // 4 MiB: over a 1 MiB limit, cheap to render six times
 	midURI   = "skill://mid/SKILL.md"   // 512 KiB
 	smallURI = "skill://small/SKILL.md" // "hello"
 	mib      = 1 << 20
@@ -23,6 +24,7 @@ const (
 
 var contents = map[string]string{
 	bigURI:   strings.Repeat("b", 20*mib),
+	overURI:  strings.Repeat("o", 4*mib),
 	midURI:   strings.Repeat("m", midSize),
 	smallURI: "hello",
 }
@@ -175,7 +177,7 @@ func readResource(ctx context.Context, cs *mcp.ClientSession, uri string) (strin
 }
 
 // TestOverlongResponseKeepsSession is the package's reason to exist: a
-// 20 MiB resources/read response to a call limited to 1 MiB fails that call
+// 4 MiB resources/read response to a call limited to 1 MiB fails that call
 // with CodeResponseTooLarge, and the same session then serves a small read.
 func TestOverlongResponseKeepsSession(t *testing.T) {
 	for _, s := range setups {
@@ -189,9 +191,9 @@ func TestOverlongResponseKeepsSession(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 
-			_, err := readResource(WithResponseLimit(ctx, mib), cs, bigURI)
+			_, err := readResource(WithResponseLimit(ctx, mib), cs, overURI)
 			if !IsResponseTooLarge(err) {
-				t.Fatalf("read of 20 MiB with a 1 MiB limit: %v, want a response-too-large error", err)
+				t.Fatalf("read of 4 MiB with a 1 MiB limit: %v, want a response-too-large error", err)
 			}
 			got, err := readResource(ctx, cs, smallURI)
 			if err != nil || got != "hello" {
