@@ -292,3 +292,42 @@ func TestCacheHeldOverMaxSizeIsKeptAndSaid(t *testing.T) {
 		t.Errorf("read again: %d bytes, %v", len(b), err)
 	}
 }
+
+func TestCacheEvictionKeepsWhatApprovalsHold(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, approvalFiles)
+	// A bound of one byte: everything not held goes, in the mount and in
+	// cache gc.
+	cfg := writeConfig(t, map[string]any{"local": stdioServe(dir, os.DevNull, "--poll", "200ms")},
+		map[string]any{"defaults": map[string]any{"approval": "required"}, "cache": map[string]any{"max_size": 1}})
+	m := startMount(t, cfg)
+	m.warnings = true // the held files over max_size are logged at Warn
+	if out, err := skillfsCmd(t, m, "approve", "--yes", "local/alpha"); err != nil {
+		t.Fatalf("approve: %v\n%s", err, out)
+	}
+	if b, err := os.ReadFile(m.Path("local", "alpha", "refs", "a.md")); err != nil || string(b) != approvalFiles["alpha/refs/a.md"] {
+		t.Fatalf("read the approved file: %q, %v", b, err)
+	}
+	approved := objectFile(t, m.Cache, "local", approvalFiles["alpha/refs/a.md"])
+	waitFor(t, 2*time.Minute, "the approved file stored", func() bool { return exists(approved) })
+
+	// The server changes the skill: the approved version is in no tree now,
+	// only in the approval, which the next `skillfs approve` diffs against.
+	writeTree(t, dir, map[string]string{"alpha/refs/a.md": "changed by the server\n"})
+	waitFor(t, 2*time.Minute, "alpha to leave the mount", func() bool {
+		_, err := os.Stat(m.Path("local", "alpha"))
+		return errors.Is(err, os.ErrNotExist)
+	})
+	out, errOut, code := runSkillfs(t, nil, "cache", "gc", "--cache-dir", m.Cache, "--config", cfg)
+	if code != 0 || !strings.Contains(out, "are kept") {
+		t.Errorf("cache gc: exit %d\n%s%s", code, out, errOut)
+	}
+	if !exists(approved) {
+		t.Fatalf("the approved version's bytes were evicted; cache gc said:\n%s", out)
+	}
+	pending, err := skillfsCmd(t, m, "pending")
+	if err != nil || !strings.Contains(pending, "local/alpha") {
+		t.Errorf("pending after gc: %v\n%s", err, pending)
+	}
+}
