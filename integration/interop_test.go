@@ -227,7 +227,11 @@ func TestInteropWGServerMounted(t *testing.T) {
 			if transport == "http" {
 				entry = map[string]any{"type": "http", "url": wgServer(t, project, tr.dir)}
 			}
-			m := startMount(t, writeConfig(t, map[string]any{"wg": entry}, nil))
+			// node starting the WG server can take longer than the default
+			// connect_timeout (15 s) on a saturated machine; a retry is a
+			// warning, which this test counts against the mount.
+			m := startMount(t, writeConfig(t, map[string]any{"wg": entry},
+				map[string]any{"defaults": map[string]any{"limits": map[string]any{"connect_timeout": "5m"}}}))
 			// The WG server's failures below are logged; every warning
 			// must be about them (checked at the end).
 			m.warnings = true
