@@ -29,12 +29,15 @@ func OpenFDs(pid int) map[string]string {
 	return out
 }
 
-// CountFDs counts sockets and pipes (channels), and every other descriptor
-// but /dev/null (others).
+// CountFDs counts sockets, pipes and process handles (channels), and every
+// other descriptor but /dev/null (others). A process handle (pidfd, which
+// os/exec holds for each child it starts) belongs with the pipes to that
+// child: a daemon that went live on its saved catalog starts a server's
+// process after the baseline was taken.
 func CountFDs(fds map[string]string) (channels, others int) {
 	for _, target := range fds {
 		switch {
-		case strings.HasPrefix(target, "socket:"), strings.HasPrefix(target, "pipe:"):
+		case strings.HasPrefix(target, "socket:"), strings.HasPrefix(target, "pipe:"), target == "anon_inode:[pidfd]":
 			channels++
 		case target == "/dev/null":
 		default:
@@ -49,9 +52,9 @@ func CountFDs(fds map[string]string) (channels, others int) {
 type FDCheck struct {
 	Pid  int
 	Base map[string]string
-	// Allowance is how many more sockets and pipes than at the baseline
-	// the process may hold (idle connections, pipe pools); any other new
-	// descriptor is a leak.
+	// Allowance is how many more sockets, pipes and process handles than
+	// at the baseline the process may hold (idle connections, pipe pools,
+	// servers' processes); any other new descriptor is a leak.
 	Allowance int
 	// Settle is how long Check waits for descriptors still in use to be
 	// closed before it judges.
