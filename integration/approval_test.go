@@ -74,9 +74,13 @@ type approvalRow struct {
 // has the rows of skills waiting for approval.
 func approvalRows(t *testing.T, m *mount) map[string]approvalRow {
 	t.Helper()
-	b, err := skillfsCmd(t, m, "list", "--json", "local")
+	// The JSON is stdout alone: stderr may say what the client skipped.
+	var stderr bytes.Buffer
+	cmd := exec.Command(skillfsBin, "list", "--mount", m.Dir, "--cache-dir", m.Cache, "--json", "local")
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("skillfs list --json local: %v\n%s", err, b)
+		t.Fatalf("skillfs list --json local: %v\n%s%s", err, b, stderr.String())
 	}
 	var rows []approvalRow
 	if err := json.Unmarshal([]byte(b), &rows); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -199,6 +200,11 @@ func scanDir(dir string) ([]registration, []Skip) {
 		}
 		path := filepath.Join(dir, name)
 		r, err := readRegistration(d, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Its daemon stopped since the directory was read: nothing
+			// to trust, nothing to report.
+			continue
+		}
 		if err != nil {
 			skips = append(skips, Skip{path, err.Error()})
 			continue
