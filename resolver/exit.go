@@ -1,10 +1,7 @@
 package resolver
 
 import (
-	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/skillfs/skillfs/internal/config"
 	"github.com/skillfs/skillfs/resolver/transport"
@@ -38,30 +35,9 @@ func (o *Session) recordExit(e transport.Exit) {
 		// A URL's secrets are masked here as everywhere a Session's
 		// text goes (doc.go); anything else in the lines is the
 		// server's own output, shown to its user as it wrote it.
-		x.Stderr = append(x.Stderr, visibleLine(config.MaskURLs(line)))
+		x.Stderr = append(x.Stderr, verify.Visible(config.MaskURLs(line)))
 	}
 	o.mu.Lock()
 	o.status.Exit = x
 	o.mu.Unlock()
-}
-
-// visibleLine writes every character of s that would act on a terminal or
-// hide from a reader (verify.Hidden: controls, tabs, escapes, bidi and
-// zero-width characters) as <U+XXXX>, and bytes that are not UTF-8 as
-// <0xNN>, the notation `skillfs inspect` uses.
-func visibleLine(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&b, "<0x%02X>", s[i])
-		case verify.Hidden(r):
-			fmt.Fprintf(&b, "<U+%04X>", r)
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
 }

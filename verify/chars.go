@@ -1,6 +1,11 @@
 package verify
 
-import "unicode"
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Character classes shared by URI checks, content flags and error subjects.
 
@@ -73,4 +78,24 @@ func Hidden(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// Visible writes every character of s that Hidden reports as <U+XXXX>, and
+// bytes that are not UTF-8 as <0xNN> (the notation `skillfs inspect`
+// uses); everything else is written as it is.
+func Visible(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, "<0x%02X>", s[i])
+		case Hidden(r):
+			fmt.Fprintf(&b, "<U+%04X>", r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }

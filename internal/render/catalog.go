@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/skillfs/skillfs/internal/control/wire"
+	"github.com/skillfs/skillfs/verify"
 )
 
 // The catalog is what a host puts in the model's context so that the model
@@ -258,7 +259,7 @@ func catalogAsJSON(entries []CatalogEntry, nl NotListed, max int) []byte {
 		// The JSON goes to a model's context as well: one line, every
 		// hidden character and invalid byte made visible, as elsewhere.
 		e.Server, e.Name = plainText(e.Server, catalogDescMax), plainText(e.Name, catalogDescMax)
-		e.Description, e.Location = plainText(e.Description, catalogDescMax), visible(e.Location)
+		e.Description, e.Location = plainText(e.Description, catalogDescMax), verify.Visible(e.Location)
 		row.Reset()
 		if encodeJSON(&row, e, "    ") != nil {
 			continue

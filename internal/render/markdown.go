@@ -111,28 +111,9 @@ func isCollapsible(r rune) bool {
 	return false
 }
 
-// visible writes s with every hidden character and invalid byte in the
-// <U+XXXX> / <0xNN> notation and everything else as it is.
-func visible(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&b, "<0x%02X>", s[i])
-		case verify.Hidden(r):
-			fmt.Fprintf(&b, "<U+%04X>", r)
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
 // mdCode renders untrusted text as one CommonMark code span.
 func mdCode(s string) string {
-	c := visible(s)
+	c := verify.Visible(s)
 	if c == "" {
 		return "(empty)"
 	}

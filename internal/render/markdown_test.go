@@ -189,9 +189,9 @@ func FuzzSkillLine(f *testing.F) {
 		}
 		shownName := "(no name)"
 		if name != "" {
-			shownName = "<strong><code>" + htmlEscape(visible(name)) + "</code></strong>"
+			shownName = "<strong><code>" + htmlEscape(verify.Visible(name)) + "</code></strong>"
 		}
-		want := "<ul>\n<li>" + shownName + " (<code>" + htmlEscape(visible(path+"/SKILL.md")) +
+		want := "<ul>\n<li>" + shownName + " (<code>" + htmlEscape(verify.Visible(path+"/SKILL.md")) +
 			"</code>, from server <code>o</code>): " + htmlEscape(unescapeMd(mdText("d "+desc))) + "</li>\n</ul>\n"
 		if got := renderMarkdown(t, line); got != want {
 			t.Fatalf("line %q renders as\n%s\nwant\n%s", line, got, want)
