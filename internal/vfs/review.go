@@ -224,10 +224,6 @@ func (c *Consent) Review(ctx context.Context, ref SkillRef) (_ wire.Review, err 
 	for _, r := range rec.Resources {
 		old[r.URI] = r
 	}
-	kept := map[skill.Digest]bool{}
-	for _, d := range rec.Kept {
-		kept[d] = true
-	}
 	cur := map[string]skill.Resource{}
 	for _, r := range sn.s.Entry.Resources {
 		cur[r.URI] = r
@@ -239,66 +235,89 @@ func (c *Consent) Review(ctx context.Context, ref SkillRef) (_ wire.Review, err 
 		}
 	}
 	slices.SortFunc(uris, func(a, b string) int { return strings.Compare(o.pathOf(a), o.pathOf(b)) })
+	fr := fileReviewer{o: o, t: t, fd: fd, files: files, kept: map[skill.Digest]bool{}, budget: budget}
+	for _, d := range rec.Kept {
+		fr.kept[d] = true
+	}
 	for _, u := range uris {
 		was, hadOld := old[u]
 		now, hasNew := cur[u]
 		if hadOld && hasNew && was == now {
 			continue
 		}
-		fr := wire.FileReview{Path: o.pathOf(u), Change: "changed"}
-		var a, b []byte
-		var why []string
-		if hadOld {
-			switch {
-			case !kept[was.Digest]:
-				why = append(why, "the approved version's bytes were not kept (over the caps, or not fetched)")
-			default:
-				if bs, err := o.store.Get(was.Digest); err == nil {
-					a = bs
-				} else {
-					why = append(why, "the approved version's bytes are no longer in the store")
-				}
-			}
-		} else {
-			fr.Change = "added"
-		}
-		if hasNew {
-			switch f := files[u]; {
-			case f == nil || f.Resource == nil:
-			case !now.HasSize || now.Size > MaxKeptFile:
-				why = append(why, fmt.Sprintf("over the diff cap of %d bytes a file", MaxKeptFile))
-			case now.Size > budget:
-				why = append(why, fmt.Sprintf("past the diff cap of %d bytes a skill", MaxKeptSkill))
-			default:
-				bs, err := o.verified(ctx, t, fd, f)
-				if err != nil {
-					why = append(why, "not fetched: "+err.Error())
-					break
-				}
-				budget -= int64(len(bs))
-				b = bs
-			}
-		} else {
-			fr.Change = "removed"
-		}
-		haveOld := !hadOld || a != nil
-		haveNew := !hasNew || b != nil
-		switch {
-		case !haveOld || !haveNew:
-			fr.Note = sizeDigest(was, now, hadOld, hasNew) + ": " + strings.Join(why, "; ")
-		case !isText(a) || !isText(b):
-			fr.Note = "binary file " + sizeDigest(was, now, hadOld, hasNew)
-		default:
-			d, err := textdiff.Unified("a/"+fr.Path, "b/"+fr.Path, a, b)
-			if err != nil {
-				fr.Note = fmt.Sprintf("file changed, %d lines, too large to diff (%v); %s", bytes.Count(b, []byte("\n")), err, sizeDigest(was, now, hadOld, hasNew))
-			} else {
-				fr.Diff = d
-			}
-		}
-		rv.Files = append(rv.Files, fr)
+		rv.Files = append(rv.Files, fr.review(ctx, u, was, now, hadOld, hasNew))
 	}
 	return rv, nil
+}
+
+// A fileReviewer reviews the changed files of one skill against the bytes
+// its approval kept, within what is left of the per-skill diff cap.
+type fileReviewer struct {
+	o      *branch
+	t      *tree
+	fd     found
+	files  map[string]*verify.File // the skill's files now, by URI
+	kept   map[skill.Digest]bool   // what the approval kept
+	budget int64                   // bytes left under MaxKeptSkill
+}
+
+// review shows one file that changed since the approval (was: as
+// approved, now: as listed; hadOld/hasNew say which exist): a unified
+// diff of text, size and digest otherwise, and why when a side is
+// missing.
+func (r *fileReviewer) review(ctx context.Context, u string, was, now skill.Resource, hadOld, hasNew bool) wire.FileReview {
+	fr := wire.FileReview{Path: r.o.pathOf(u), Change: "changed"}
+	var a, b []byte
+	var why []string
+	if hadOld {
+		switch {
+		case !r.kept[was.Digest]:
+			why = append(why, "the approved version's bytes were not kept (over the caps, or not fetched)")
+		default:
+			if bs, err := r.o.store.Get(was.Digest); err == nil {
+				a = bs
+			} else {
+				why = append(why, "the approved version's bytes are no longer in the store")
+			}
+		}
+	} else {
+		fr.Change = "added"
+	}
+	if hasNew {
+		switch f := r.files[u]; {
+		case f == nil || f.Resource == nil:
+		case !now.HasSize || now.Size > MaxKeptFile:
+			why = append(why, fmt.Sprintf("over the diff cap of %d bytes a file", MaxKeptFile))
+		case now.Size > r.budget:
+			why = append(why, fmt.Sprintf("past the diff cap of %d bytes a skill", MaxKeptSkill))
+		default:
+			bs, err := r.o.verified(ctx, r.t, r.fd, f)
+			if err != nil {
+				why = append(why, "not fetched: "+err.Error())
+				break
+			}
+			r.budget -= int64(len(bs))
+			b = bs
+		}
+	} else {
+		fr.Change = "removed"
+	}
+	haveOld := !hadOld || a != nil
+	haveNew := !hasNew || b != nil
+	switch {
+	case !haveOld || !haveNew:
+		fr.Note = sizeDigest(was, now, hadOld, hasNew) + ": " + strings.Join(why, "; ")
+	case !isText(a) || !isText(b):
+		fr.Note = "binary file " + sizeDigest(was, now, hadOld, hasNew)
+	default:
+		d, err := textdiff.Unified("a/"+fr.Path, "b/"+fr.Path, a, b)
+		if err != nil {
+			fr.Note = fmt.Sprintf("file changed, %d lines, too large to diff (%v); %s", bytes.Count(b, []byte("\n")), err, sizeDigest(was, now, hadOld, hasNew))
+		} else {
+			fr.Diff = d
+		}
+	}
+	return fr
 }
 
 // verified is the verified bytes of one file of fd's skill: through the
