@@ -11,9 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // TestWalkthroughClaudeCode is the README's "Use the skills in your agent"
@@ -68,24 +66,7 @@ func TestWalkthroughClaudeCode(t *testing.T) {
 	if m := regexpPid.FindStringSubmatch(out); m != nil {
 		pid, _ = strconv.Atoi(m[1])
 	}
-	t.Cleanup(func() {
-		if isMounted(mnt) {
-			sh("", "skillfs", "unmount", mnt)
-		}
-		if pid > 0 {
-			deadline := time.Now().Add(2 * time.Minute)
-			for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
-				time.Sleep(50 * time.Millisecond)
-			}
-			if syscall.Kill(pid, 0) == nil {
-				syscall.Kill(pid, syscall.SIGKILL)
-				t.Errorf("the daemon (pid %d) did not exit after skillfs unmount", pid)
-			}
-		}
-		if isMounted(mnt) {
-			syscall.Unmount(mnt, syscall.MNT_DETACH)
-		}
-	})
+	cleanupDaemon(t, mnt, &pid, func() { sh("", "skillfs", "unmount", mnt) })
 	if code == 3 {
 		t.Skipf("FUSE cannot be mounted here: %s%s", out, errOut)
 	}

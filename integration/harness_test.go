@@ -469,3 +469,28 @@ type indexJSON struct {
 // waitFor polls cond until it holds or the timeout passes
 // (testkit.WaitFor).
 var waitFor = testkit.WaitFor
+
+// cleanupDaemon arranges, at the test's end, that a daemon started with
+// --daemon (its pid in *pid once known; 0 when not) is gone and mnt is not
+// mounted: unmount as the test would, wait for the daemon to exit, and
+// kill it (failing the test) when it does not.
+func cleanupDaemon(t *testing.T, mnt string, pid *int, unmount func()) {
+	t.Cleanup(func() {
+		if isMounted(mnt) {
+			unmount()
+		}
+		if *pid > 0 {
+			deadline := time.Now().Add(2 * time.Minute)
+			for syscall.Kill(*pid, 0) == nil && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if syscall.Kill(*pid, 0) == nil {
+				syscall.Kill(*pid, syscall.SIGKILL)
+				t.Errorf("the daemon (pid %d) did not exit after skillfs unmount", *pid)
+			}
+		}
+		if isMounted(mnt) {
+			syscall.Unmount(mnt, syscall.MNT_DETACH)
+		}
+	})
+}

@@ -154,24 +154,7 @@ func TestWalkReadmeRunItEveryDay(t *testing.T) {
 	}
 	mnt := filepath.Join(home, ".cache", "mcp-skills")
 	pid := 0
-	t.Cleanup(func() {
-		if isMounted(mnt) {
-			shell(t, env, home, "skillfs unmount ~/.cache/mcp-skills")
-		}
-		if pid > 0 {
-			deadline := time.Now().Add(2 * time.Minute)
-			for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
-				time.Sleep(50 * time.Millisecond)
-			}
-			if syscall.Kill(pid, 0) == nil {
-				syscall.Kill(pid, syscall.SIGKILL)
-				t.Errorf("the daemon (pid %d) did not exit after skillfs unmount", pid)
-			}
-		}
-		if isMounted(mnt) {
-			syscall.Unmount(mnt, syscall.MNT_DETACH)
-		}
-	})
+	cleanupDaemon(t, mnt, &pid, func() { shell(t, env, home, "skillfs unmount ~/.cache/mcp-skills") })
 	out, code := shell(t, env, home, lines[0])
 	if m := regexpPid.FindStringSubmatch(out); m != nil {
 		pid, _ = strconv.Atoi(m[1])
