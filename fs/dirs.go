@@ -1,8 +1,11 @@
 package fs
 
 import (
+	"context"
+	"syscall"
 	"time"
 
+	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/skillfs/skillfs/internal/vfs"
@@ -119,3 +122,52 @@ func (r *rawFS) Lookup(cancel <-chan struct{}, header *fuse.InHeader, name strin
 	}
 	return st
 }
+
+// listStream is one directory listing as go-fuse streams it. Without
+// OPENDIR every READDIR lists the directory anew (readDir), so a listing
+// that takes two requests (a large directory, or the request for the end
+// after the first page) may have changed between them, as a server's
+// directory read does when an unlisted skill is refused. An offset past
+// the end of the new listing is its end: go-fuse's own list stream answers
+// EINVAL there, which `ls` showed as "reading directory: Invalid
+// argument". Entries added or removed while a listing is read may be
+// missed or repeated, as POSIX allows for readdir.
+var (
+	_ gofs.DirStream        = (*listStream)(nil)
+	_ gofs.FileReaddirenter = (*listStream)(nil)
+	_ gofs.FileSeekdirer    = (*listStream)(nil)
+	_ gofs.FileReleasedirer = (*listStream)(nil)
+)
+
+type listStream struct {
+	entries []fuse.DirEntry
+	next    int
+}
+
+func (s *listStream) HasNext() bool { return s.next < len(s.entries) }
+
+func (s *listStream) Next() (fuse.DirEntry, syscall.Errno) {
+	e := s.entries[s.next]
+	s.next++
+	e.Off = uint64(s.next)
+	return e, 0
+}
+
+func (s *listStream) Seekdir(_ context.Context, off uint64) syscall.Errno {
+	s.next = int(min(off, uint64(len(s.entries))))
+	return 0
+}
+
+func (s *listStream) Close() {}
+
+// Readdirent and Releasedir make the stream the handle OpendirHandle
+// returns.
+func (s *listStream) Readdirent(context.Context) (*fuse.DirEntry, syscall.Errno) {
+	if !s.HasNext() {
+		return nil, 0
+	}
+	e, errno := s.Next()
+	return &e, errno
+}
+
+func (s *listStream) Releasedir(context.Context, uint32) {}

@@ -80,3 +80,25 @@ func TestFailedLookupsAreKeptByTheKernel(t *testing.T) {
 		t.Errorf("without notifications: %v, node %d, kept %v; want OK, node 0, kept %v", st, bounded.NodeId, bounded.EntryTimeout(), NoNotifyTimeout)
 	}
 }
+
+// Each READDIR lists the directory anew, so the request for a listing's
+// end may come after the listing shrank (a server's directory read whose
+// unlisted skill was refused in between): an offset past the end is the
+// end, not EINVAL (which `ls` showed as "Invalid argument").
+func TestReaddirPastTheEndOfAListingIsItsEnd(t *testing.T) {
+	f := newFixture(t, testFiles)
+	read := func(off uint64) (fuse.Status, int) {
+		buf := make([]byte, 4096)
+		out := fuse.NewDirEntryList(buf, off)
+		in := &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: 1}, Offset: off, Size: uint32(len(buf))}
+		st := f.raw.ReadDir(nil, in, out)
+		return st, len(out.Bytes())
+	}
+	st, n := read(0)
+	if st != fuse.OK || n == 0 {
+		t.Fatalf("readdir of the root from 0: %v, %d bytes; want entries", st, n)
+	}
+	if st, n := read(1000); st != fuse.OK || n != 0 {
+		t.Errorf("readdir of the root from 1000: %v, %d bytes; want OK and no entries", st, n)
+	}
+}

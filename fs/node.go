@@ -200,7 +200,7 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 		}
 		list = append(list, fuse.DirEntry{Name: e.Name, Ino: e.Ino, Mode: mode})
 	}
-	return gofs.NewListDirStream(list), 0
+	return &listStream{entries: list}, 0
 }
 
 func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {

@@ -95,7 +95,7 @@ func (lr *dirReads) lookup(ctx context.Context, p string) (*node, error) {
 	}
 	l := lr.listing(ctx, parent)
 	if l == nil || !l.ok {
-		return nil, ErrNotExist
+		return nil, unread(ctx)
 	}
 	if t2 := lr.cat.current(); t2 != t {
 		// A directory read may have confirmed a skill.
@@ -128,7 +128,7 @@ func (lr *dirReads) lookup(ctx context.Context, p string) (*node, error) {
 func (lr *dirReads) dirAt(ctx context.Context, p string) (*node, error) {
 	l := lr.listing(ctx, p)
 	if l == nil || !l.ok {
-		return nil, ErrNotExist
+		return nil, unread(ctx)
 	}
 	t := lr.cat.current()
 	if n := t.nodes[p]; n != nil {
@@ -138,6 +138,16 @@ func (lr *dirReads) dirAt(ctx context.Context, p string) (*node, error) {
 		return nil, ErrNotExist
 	}
 	return lr.dirNode(p), nil
+}
+
+// unread is the answer for a path whose directory read did not come: the
+// asker's cancellation when it gave up (a FUSE interrupt), which the kernel
+// retries, rather than ENOENT, which it would keep as the name's absence.
+func unread(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return ErrNotExist
 }
 
 func (lr *dirReads) dirNode(p string) *node {
@@ -194,9 +204,10 @@ func (lr *dirReads) hidden(t *tree, p string) bool {
 }
 
 // listing returns the directory read of p, from the cache or the server;
-// nil when the server could not be asked. A listing that holds a SKILL.md
-// the tree does not is an unlisted skill: it is confirmed (or its refusal
-// waited for) before the listing is used, whichever reader got here first.
+// nil when the server could not be asked or the asker gave up (unread). A
+// listing that holds a SKILL.md the tree does not is an unlisted skill: it
+// is confirmed (or its refusal waited for) before the listing is used,
+// whichever reader got here first.
 func (lr *dirReads) listing(ctx context.Context, p string) *dirListing {
 	l := lr.read(ctx, p)
 	if l == nil || !l.ok {
@@ -210,6 +221,11 @@ func (lr *dirReads) listing(ctx context.Context, p string) *dirListing {
 				}
 			}
 		}
+	}
+	if ctx.Err() != nil {
+		// The asker gave up, perhaps while a skills/get it waited for
+		// was in flight: what the listing means is not known yet.
+		return nil
 	}
 	return l
 }

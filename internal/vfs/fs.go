@@ -456,6 +456,9 @@ func (o *branch) readDir(ctx context.Context, rest string) ([]DirEntry, error) {
 		return nil, ErrNotDir
 	}
 	found := o.dirs.children(ctx, o.cat.current(), rest)
+	if err := ctx.Err(); err != nil {
+		return nil, err // a listing without what the directory read would add
+	}
 	t := o.cat.current()
 	if cur := t.nodes[rest]; cur != nil {
 		n = cur // a directory read may have confirmed a skill here

@@ -604,3 +604,48 @@ func TestLookupDuringARefusalWaitsForIt(t *testing.T) {
 		t.Errorf("ls local/team = %v lists the refused delta", got)
 	}
 }
+
+// A lookup whose asker gives up (a FUSE interrupt, which the Go runtime's
+// preemption signal sends) while the skills/get it waits for is in flight
+// answers the cancellation, which the kernel retries, not ErrNotExist,
+// which the kernel keeps as the name's absence: a stat under load said
+// ENOENT for a skill skills/get went on to confirm.
+func TestLookupGivenUpIsNotAnAbsence(t *testing.T) {
+	// Past one page the unlisted delta is found by directory reads and
+	// confirmed with skills/get.
+	f := newFixture(t, baseFiles, func(o *config.Origin) { o.Limits.MaxListPages = 1 })
+	f.allowWarn = true // the truncated listing is logged
+	if _, err := f.fs.Stat(context.Background(), "local/team"); err != nil {
+		t.Fatal(err)
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f.access.setHook(func(line string) {
+		if strings.HasPrefix(line, "skills/get ") {
+			once.Do(func() { close(started); <-release })
+		}
+	})
+	for _, p := range []string{"local/team/delta/SKILL.md", "local/team/delta"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		got := make(chan error, 1)
+		go func() {
+			_, err := f.fs.Stat(ctx, p)
+			got <- err
+		}()
+		select {
+		case <-started:
+		case err := <-got:
+			t.Fatalf("stat %s answered (%v) before skills/get reached the server", p, err)
+		case <-time.After(time.Minute):
+			t.Fatal("skills/get never reached the server")
+		}
+		cancel()
+		if err := <-got; !errors.Is(err, context.Canceled) {
+			t.Errorf("stat %s given up while skills/get was in flight: %v, want context.Canceled", p, err)
+		}
+	}
+	close(release)
+	if _, err := f.fs.Stat(context.Background(), "local/team/delta/SKILL.md"); err != nil {
+		t.Errorf("stat delta/SKILL.md once skills/get answered: %v, want it held", err)
+	}
+}
