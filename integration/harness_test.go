@@ -286,8 +286,34 @@ func (m *mount) run(t *testing.T, env []string, args ...string) *mount {
 		t.Fatalf("mount: %v (exit %d)\n%s", err, m.code, m.log.String())
 	}
 	m.Ready = line
+	if logsToStderr(args) {
+		// The daemon logs "mounted" just before it prints the ready
+		// line, but its stderr reaches m.log through a goroutine of its
+		// own: wait for that line, so that a test reading the log right
+		// after the ready line sees all that was logged before it (a
+		// "dead mount" notice once did not show).
+		if !testkit.Poll(time.Minute, func() bool { return strings.Contains(m.log.String(), "msg=mounted") }) {
+			t.Fatalf("the ready line came but the log never said mounted:\n%s", m.log.String())
+		}
+	}
 	m.fds = openFDs(m.cmd.Process.Pid)
 	return m
+}
+
+// logsToStderr reports whether a mount started with args logs its info
+// lines to stderr.
+func logsToStderr(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "--log-file" || a == "--daemon" || strings.HasPrefix(a, "--log-file="):
+			return false
+		case a == "--log-level" && i+1 < len(args):
+			return args[i+1] == "info" || args[i+1] == "debug"
+		case strings.HasPrefix(a, "--log-level="):
+			return a == "--log-level=info" || a == "--log-level=debug"
+		}
+	}
+	return true
 }
 
 // staleRetryFlag reports whether `skillfs mount` takes the hidden flag
