@@ -82,7 +82,8 @@ func (s *scenario) approveAll(ctx context.Context) {
 		approves, writes = append(approves, d), append(writes, w)
 		os.RemoveAll(cache)
 	}
-	r.N, r.Value, r.Base = reps, median(seconds(approves)), median(seconds(writes))
+	r.N = reps
+	r.measured(seconds(approves), seconds(writes))
 	s.rows = append(s.rows, r)
 }
 

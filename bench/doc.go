@@ -53,7 +53,12 @@
 // its baseline alternating within every repetition so that drift on a
 // shared machine weighs on both, and the ratio is what the targets judge;
 // start-to-live, which the issue bounds in seconds, shows its baseline too,
-// and memory and request counts are single figures. Missing a target is
+// and memory and request counts are single figures. Each timed row also
+// says how stable it was (issue 21 item 5): the middle half (25th to 75th
+// percentile) of the ratios of its pairs, each pair measured back to back,
+// so a row whose median ratio moved because the machine did shows a wide
+// range; a row without a baseline gives its samples' middle half around
+// their median. Missing a target is
 // not an error: the command exits 0 when it printed the table. Everything
 // it starts is stopped and everything it mounts unmounted, also on failure
 // and on Ctrl-C (children are in their own process group and get a death

@@ -340,10 +340,9 @@ func (s *scenario) scriptReader(ctx context.Context, what, interp, flag, script,
 		vsTmpfs.Err, vsLoop.Err = err.Error(), err.Error()
 		return
 	}
-	m := median(perOp(ds[0], perRep))
-	vsTmpfs.Value, vsTmpfs.Base = m, median(perOp(ds[1], perRep))
+	vsTmpfs.measured(perOp(ds[0], perRep), perOp(ds[1], perRep))
 	if lroot != "" {
-		vsLoop.Value, vsLoop.Base = m, median(perOp(ds[2], perRep))
+		vsLoop.measured(perOp(ds[0], perRep), perOp(ds[2], perRep))
 	}
 }
 
@@ -374,9 +373,8 @@ func (s *scenario) roundTrip(ctx context.Context, what string, reps int, f File,
 		vsTmpfs.Err, vsLoop.Err = err.Error(), err.Error()
 		return
 	}
-	m := median(perOp(ds[0], roundTrips))
-	vsTmpfs.Value, vsTmpfs.Base = m, median(perOp(ds[1], roundTrips))
+	vsTmpfs.measured(perOp(ds[0], roundTrips), perOp(ds[1], roundTrips))
 	if lroot != "" {
-		vsLoop.Value, vsLoop.Base = m, median(perOp(ds[2], roundTrips))
+		vsLoop.measured(perOp(ds[0], roundTrips), perOp(ds[2], roundTrips))
 	}
 }

@@ -216,7 +216,8 @@ func (s *scenario) live(ctx context.Context) error {
 		}
 		return fmt.Errorf("start to live: %w", err)
 	}
-	r.N, r.Value, r.Base = reps, median(seconds(mounts)), median(seconds(direct))
+	r.N = reps
+	r.measured(seconds(mounts), seconds(direct))
 	s.rows = append(s.rows, r)
 	return nil
 }
@@ -286,7 +287,7 @@ func (s *scenario) cold(ctx context.Context, cs *mcp.ClientSession, what string,
 	if err != nil {
 		r.Err = err.Error()
 	} else {
-		r.Value, r.Base = median(seconds(mount)), median(seconds(direct))
+		r.measured(seconds(mount), seconds(direct))
 	}
 	s.rows = append(s.rows, r)
 }
@@ -527,7 +528,7 @@ func (s *scenario) warmOp(ctx context.Context, what string, reps, perRep int, ta
 		r.Err = err.Error()
 		return
 	}
-	r.Value, r.Base = median(perOp(mount, perRep)), median(perOp(tmpfs, perRep))
+	r.measured(perOp(mount, perRep), perOp(tmpfs, perRep))
 }
 
 // treeOp runs a tool over the whole tree in the mount and on tmpfs. The
@@ -571,7 +572,7 @@ func (s *scenario) treeOp(ctx context.Context, what string, reps int, target Tar
 		r.Err = err.Error()
 		return
 	}
-	r.Value, r.Base = median(seconds(mount)), median(seconds(tmpfs))
+	r.measured(seconds(mount), seconds(tmpfs))
 }
 
 // scanLog notes warnings and errors the daemons logged.

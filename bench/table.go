@@ -50,6 +50,60 @@ type Row struct {
 	Target    Target
 	Err       string // why the measurement failed; Value is then meaningless
 	Skip      string // why the row was not measured (a reader is not installed)
+	// Samples and BaseSamples are what the medians were taken of, in the
+	// order measured. Samples of the same index were measured one right
+	// after the other (abReps, rotateReps), so their ratio is free of
+	// whatever the machine did between pairs.
+	Samples, BaseSamples []float64
+}
+
+// measured sets the row's medians from its samples, and keeps them for
+// Stability. base is nil for a row without a baseline.
+func (r *Row) measured(value, base []float64) {
+	r.Samples, r.BaseSamples = value, base
+	r.Value = median(value)
+	if base != nil {
+		r.Base = median(base)
+	}
+}
+
+// Stability says how far the samples behind the row spread, so that a
+// ratio taken on a busy machine reads as what it is. For a row measured
+// in pairs against its baseline: the middle half of the pairs' ratios
+// (the 25th to the 75th percentile). Otherwise: the middle half of
+// skillfs's samples, as a share of their median. "—" under three samples.
+func (r Row) Stability() string {
+	if len(r.Samples) < 3 || r.Err != "" || r.Skip != "" {
+		return "—"
+	}
+	if len(r.BaseSamples) == len(r.Samples) {
+		ratios := make([]float64, 0, len(r.Samples))
+		for i, v := range r.Samples {
+			if r.BaseSamples[i] > 0 {
+				ratios = append(ratios, v/r.BaseSamples[i])
+			}
+		}
+		if len(ratios) >= 3 {
+			return fmt.Sprintf("pairs %.2f–%.2f×", quantile(ratios, 0.25), quantile(ratios, 0.75))
+		}
+	}
+	m := median(r.Samples)
+	if m <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("±%.0f%%", 100*(quantile(r.Samples, 0.75)-quantile(r.Samples, 0.25))/2/m)
+}
+
+// quantile is the q-th quantile of xs, interpolated between neighbours.
+func quantile(xs []float64, q float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	pos := q * float64(len(s)-1)
+	lo := int(pos)
+	if lo+1 >= len(s) {
+		return s[lo]
+	}
+	return s[lo] + (pos-float64(lo))*(s[lo+1]-s[lo])
 }
 
 // Ratio is skillfs's median over the baseline's.
@@ -180,8 +234,8 @@ func formatCount(n int) string {
 // Table renders rows as one Markdown table.
 func Table(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| skills | transport | measurement | n | skillfs (median) | baseline | baseline (median) | ratio | target | met? |\n")
-	b.WriteString("|---:|---|---|---:|---:|---|---:|---:|---|---|\n")
+	b.WriteString("| skills | transport | measurement | n | skillfs (median) | baseline | baseline (median) | ratio | stability (middle half) | target | met? |\n")
+	b.WriteString("|---:|---|---|---:|---:|---|---:|---:|---|---|---|\n")
 	for _, r := range rows {
 		value := formatValue(r.Kind, r.Value)
 		switch {
@@ -202,8 +256,8 @@ func Table(rows []Row) string {
 		if x, ok := r.Ratio(); ok {
 			ratio = formatRatio(x)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n",
-			formatCount(r.Skills), r.Transport, cell(r.What), r.N, cell(value), cell(base), baseVal, ratio, r.TargetString(), r.Met())
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n",
+			formatCount(r.Skills), r.Transport, cell(r.What), r.N, cell(value), cell(base), baseVal, ratio, r.Stability(), r.TargetString(), r.Met())
 	}
 	return b.String()
 }

@@ -94,16 +94,17 @@ func TestTable(t *testing.T) {
 		{Skills: 1000, Transport: "http", What: "warm stat (per file)", Kind: KindTime, N: 9, Value: 1.8e-6, Baseline: "tmpfs", Base: 1.2e-6, Target: Target{Op: RatioAtMost, Limit: 1.5}},
 		{Skills: 10000, Transport: "http", What: "daemon RSS after mount", Kind: KindBytes, N: 1, Value: 40 << 20, Note: "peak 41.0 MiB", Target: Target{Op: ValueBelow, Limit: 100 << 20}},
 		{Skills: 100, Transport: "stdio", What: "a | b", Kind: KindCount, N: 1, Err: "read x: EIO", Target: Target{Op: ValueEquals, Limit: 1}},
-		{Skills: 100, Transport: "http", What: "ls -R", Kind: KindTime, N: 3, Value: 0.02, Baseline: "tmpfs", Base: 0.01},
+		{Skills: 100, Transport: "http", What: "ls -R", Kind: KindTime, N: 3, Value: 0.02, Baseline: "tmpfs", Base: 0.01,
+			Samples: []float64{0.02, 0.018, 0.03}, BaseSamples: []float64{0.01, 0.01, 0.01}},
 		{Skills: 100, Transport: "http", What: "rg", Kind: KindTime, N: 3, Baseline: "tmpfs", Skip: "rg is not installed"},
 	}
-	want := `| skills | transport | measurement | n | skillfs (median) | baseline | baseline (median) | ratio | target | met? |
-|---:|---|---|---:|---:|---|---:|---:|---|---|
-| 1,000 | http | warm stat (per file) | 9 | 1.80 µs | tmpfs | 1.20 µs | 1.50× | ≤ 1.50× | yes |
-| 10,000 | http | daemon RSS after mount | 1 | 40.0 MiB (peak 41.0 MiB) | — | — | — | < 100.0 MiB | yes |
-| 100 | stdio | a \| b | 1 | failed: read x: EIO | — | — | — | = 1 | no |
-| 100 | http | ls -R | 3 | 20.0 ms | tmpfs | 10.0 ms | 2.00× | — | — |
-| 100 | http | rg | 3 | skipped: rg is not installed | tmpfs | — | — | — | — |
+	want := `| skills | transport | measurement | n | skillfs (median) | baseline | baseline (median) | ratio | stability (middle half) | target | met? |
+|---:|---|---|---:|---:|---|---:|---:|---|---|---|
+| 1,000 | http | warm stat (per file) | 9 | 1.80 µs | tmpfs | 1.20 µs | 1.50× | — | ≤ 1.50× | yes |
+| 10,000 | http | daemon RSS after mount | 1 | 40.0 MiB (peak 41.0 MiB) | — | — | — | — | < 100.0 MiB | yes |
+| 100 | stdio | a \| b | 1 | failed: read x: EIO | — | — | — | — | = 1 | no |
+| 100 | http | ls -R | 3 | 20.0 ms | tmpfs | 10.0 ms | 2.00× | pairs 1.90–2.50× | — | — |
+| 100 | http | rg | 3 | skipped: rg is not installed | tmpfs | — | — | — | — | — |
 `
 	if got := Table(rows); got != want {
 		t.Errorf("Table:\n%s\nwant:\n%s", got, want)
@@ -218,5 +219,35 @@ func TestParseFlags(t *testing.T) {
 		if !strings.Contains(got, tc.want) {
 			t.Errorf("parseFlags(%q) = %s, want %s", tc.args, got, tc.want)
 		}
+	}
+}
+
+// Stability: a paired row gives the middle half of its pairs' ratios,
+// whatever the medians' ratio; an unpaired one its samples' middle half
+// around their median; under three samples there is nothing to say.
+func TestStability(t *testing.T) {
+	cases := []struct {
+		name string
+		r    Row
+		want string
+	}{
+		{"paired", Row{Samples: []float64{2, 3, 4, 10, 6}, BaseSamples: []float64{2, 2, 2, 2, 2}}, "pairs 1.50–3.00×"},
+		// The pairs are steady even though the machine slowed down for
+		// the last two of them.
+		{"paired drift", Row{Samples: []float64{1.2, 1.2, 2.4, 2.4}, BaseSamples: []float64{1, 1, 2, 2}}, "pairs 1.20–1.20×"},
+		{"unpaired", Row{Samples: []float64{90, 100, 110, 100, 100}}, "±0%"},
+		{"unpaired spread", Row{Samples: []float64{80, 100, 120}}, "±10%"},
+		{"too few", Row{Samples: []float64{1, 2}, BaseSamples: []float64{1, 1}}, "—"},
+		{"failed", Row{Samples: []float64{1, 2, 3}, Err: "x"}, "—"},
+	}
+	for _, c := range cases {
+		if got := c.r.Stability(); got != c.want {
+			t.Errorf("%s: Stability() = %q, want %q", c.name, got, c.want)
+		}
+	}
+	var r Row
+	r.measured([]float64{3, 1, 2}, []float64{2, 2, 5})
+	if r.Value != 2 || r.Base != 2 || len(r.Samples) != 3 {
+		t.Errorf("measured: value %v, base %v, %d samples; want 2, 2, 3", r.Value, r.Base, len(r.Samples))
 	}
 }

@@ -107,7 +107,7 @@ func (s *scenario) workloads(ctx context.Context, reps int) {
 			if err != nil {
 				r.Err = err.Error()
 			} else {
-				r.Value, r.Base = median(mount), median(tmpfs)
+				r.measured(mount, tmpfs)
 				r.Note = stability(mount, tmpfs)
 			}
 			s.rows = append(s.rows, r)
