@@ -171,3 +171,22 @@ func (s *listStream) Readdirent(context.Context) (*fuse.DirEntry, syscall.Errno)
 }
 
 func (s *listStream) Releasedir(context.Context, uint32) {}
+
+// relistStream is the listing of a directory listed anew on every open (a
+// server's directory reads, .skillfs's generated folders). Its READDIRPLUS
+// entries carry no attributes: go-fuse asks the handle's Lookup for each
+// entry, and where that fails it leaves the entry's node ID 0, which the
+// kernel takes as "no attributes given" (not as the name's absence) and
+// leaves the entry's dentry and inode as they were. With attributes, the
+// kernel refreshed each entry's inode and forgot the POSIX ACLs it kept of
+// it, so every warm `ls -lR` asked again for the ACLs of each skill folder
+// under such a directory, two requests a folder (issue 21). A name the
+// kernel has no entry for is looked up when it is needed, as after a plain
+// READDIR.
+type relistStream struct{ listStream }
+
+var _ gofs.FileLookuper = (*relistStream)(nil)
+
+func (s *relistStream) Lookup(context.Context, string, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.ENOENT
+}

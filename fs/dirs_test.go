@@ -2,7 +2,9 @@ package fs
 
 import (
 	"context"
+	"encoding/binary"
 	"testing"
+	"unsafe"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
@@ -101,4 +103,71 @@ func TestReaddirPastTheEndOfAListingIsItsEnd(t *testing.T) {
 	if st, n := read(1000); st != fuse.OK || n != 0 {
 		t.Errorf("readdir of the root from 1000: %v, %d bytes; want OK and no entries", st, n)
 	}
+}
+
+// A directory listed anew on every open answers READDIRPLUS with its names
+// and no entry attributes (node ID 0): attributes would make the kernel
+// forget the POSIX ACLs it kept of each entry, which every warm `ls -lR`
+// then asked for again. A directory the catalog decides, listed once per
+// change, gives every entry's attributes with its name.
+func TestRelistedListingsCarryNoEntryAttributes(t *testing.T) {
+	f := newFixture(t, testFiles)
+	lookup := func(parent uint64, name string) uint64 {
+		var out fuse.EntryOut
+		if st := f.raw.Lookup(nil, &fuse.InHeader{NodeId: parent}, name, &out); st != fuse.OK || out.NodeId == 0 {
+			t.Fatalf("lookup %q: %v, node %d", name, st, out.NodeId)
+		}
+		return out.NodeId
+	}
+	plus := func(dir uint64) map[string]uint64 {
+		buf := make([]byte, 1<<16)
+		out := fuse.NewDirEntryList(buf, 0)
+		in := &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: dir}, Size: uint32(len(buf))}
+		if st := f.raw.ReadDirPlus(nil, in, out); st != fuse.OK {
+			t.Fatalf("readdirplus of node %d: %v", dir, st)
+		}
+		return parseDirPlus(t, out.Bytes())
+	}
+	root := uint64(1)
+	if !f.v.DirCacheable("local") {
+		t.Fatal("local should be a directory the catalog decides")
+	}
+	local := lookup(root, "local")
+	for name, node := range plus(local) {
+		if name != "." && name != ".." && node == 0 {
+			t.Errorf("local/%s: listed without attributes; want them with the name", name)
+		}
+	}
+	if f.v.DirCacheable("local/team") {
+		t.Fatal("local/team should be listed anew on every open (a directory read)")
+	}
+	team := lookup(local, "team")
+	got := plus(team)
+	if _, ok := got["beta"]; !ok {
+		t.Fatalf("local/team lists %v; want beta", got)
+	}
+	for name, node := range got {
+		if node != 0 {
+			t.Errorf("local/team/%s: listed with node %d; want no attributes (node 0)", name, node)
+		}
+	}
+}
+
+// parseDirPlus reads a READDIRPLUS answer: each entry is a fuse_entry_out
+// (node ID first), then a fuse_dirent (ino, off, namelen, type, name),
+// padded to 8 bytes.
+func parseDirPlus(t *testing.T, b []byte) map[string]uint64 {
+	t.Helper()
+	const entryOut = int(unsafe.Sizeof(fuse.EntryOut{}))
+	out := map[string]uint64{}
+	for len(b) > 0 {
+		if len(b) < entryOut+24 {
+			t.Fatalf("truncated READDIRPLUS entry: %d bytes", len(b))
+		}
+		node := binary.LittleEndian.Uint64(b)
+		n := int(binary.LittleEndian.Uint32(b[entryOut+16:]))
+		out[string(b[entryOut+24:entryOut+24+n])] = node
+		b = b[min(len(b), entryOut+24+(n+7)&^7):]
+	}
+	return out
 }

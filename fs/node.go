@@ -181,6 +181,15 @@ func (sh *shared) attrTimeout(a vfs.Attr) time.Duration {
 }
 
 func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	ls, errno := n.list(ctx)
+	if errno != 0 {
+		return nil, errno
+	}
+	return ls, 0
+}
+
+// list reads the directory's listing.
+func (n *node) list(ctx context.Context) (*listStream, syscall.Errno) {
 	ents, err := n.sh.v.ReadDir(ctx, n.where())
 	if err != nil {
 		return nil, toErrno(n.sh.log, "readdir", n.where(), err)
@@ -285,17 +294,20 @@ func (n *node) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 // OpendirHandle lists the directory once per open. Directories the
 // catalog alone decides are returned with FOPEN_CACHE_DIR, so that the
 // kernel keeps the listing until a catalog swap invalidates it; without
-// kernel notifications nothing would, so none is kept.
+// kernel notifications nothing would, so none is kept. The others are
+// listed anew on every open, without entry attributes (relistStream).
 func (n *node) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	ds, errno := n.Readdir(ctx)
+	ds, errno := n.list(ctx)
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	var fl uint32
-	if !n.sh.noNotify && n.sh.v.DirCacheable(n.where()) {
-		fl = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+	switch {
+	case n.sh.noNotify:
+		return ds, 0, 0
+	case n.sh.v.DirCacheable(n.where()):
+		return ds, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
 	}
-	return ds, fl, 0
+	return &relistStream{*ds}, 0, 0
 }
 
 func (n *node) xattrs(ctx context.Context) ([]vfs.Xattr, syscall.Errno) {
