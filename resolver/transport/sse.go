@@ -131,6 +131,19 @@ func (s *sseFilter) next() error {
 			s.endLine()
 		}
 		if err != nil && !s.midLine {
+			if !errors.Is(err, io.EOF) {
+				// The read failed inside an event (the body cut by a
+				// cancelled call or a stopping mount, the connection
+				// reset): what arrived is not what the server sent, so
+				// it is dropped without blaming the server, which a
+				// "non-JSON-RPC message" warning did at every stop with
+				// reads in flight.
+				if !s.f.empty() {
+					s.log.Debug("SSE event cut off by a failed read dropped", "op", "read", "excerpt", s.f.excerpt(), "err", err)
+				}
+				s.clear()
+				return err
+			}
 			// As go-sdk does, a stream that ends inside an event ends it.
 			s.dispatch()
 			if s.fail != nil {
@@ -247,6 +260,11 @@ func (s *sseFilter) dispatch() {
 		s.out = append(append(s.out, hdr), data...)
 		s.out = append(s.out, []byte{'\n'})
 	}
+	s.clear()
+}
+
+// clear forgets the event read so far.
+func (s *sseFilter) clear() {
 	s.f.reset()
 	s.dataLines, s.other, s.otherLong = 0, s.other[:0], false
 	s.name, s.id, s.retry = nil, nil, nil

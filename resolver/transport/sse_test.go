@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -202,5 +203,41 @@ func TestHTTPBodies(t *testing.T) {
 				t.Errorf("body %d bytes %.60q, err %v; want %d bytes %.60q, error %v", len(got), got, err, len(tt.want), tt.want, tt.wantErr)
 			}
 		})
+	}
+}
+
+// cutReader yields s, then fails with err.
+type cutReader struct {
+	s   string
+	err error
+}
+
+func (r *cutReader) Read(p []byte) (int, error) {
+	if r.s == "" {
+		return 0, r.err
+	}
+	n := copy(p, r.s)
+	r.s = r.s[n:]
+	return n, nil
+}
+
+// An event cut off by a failed read (a call cancelled, a mount stopping
+// with reads in flight) is dropped quietly and the read's error returned:
+// the server sent no bad message, and a warning that it had showed at
+// every stop. A stream the server ends inside an event still ends the
+// event, as go-sdk's does, and a bad one is then the server's.
+func TestSSEFilterCutEvent(t *testing.T) {
+	partial := "event: message\nid: 4\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"contents\":[{\"text\":\"abc"
+	cut := errors.New("http: read on closed response body")
+	log, _ := newTestLog(t) // no warning expected
+	f := newSSEFilter(io.NopCloser(&cutReader{s: partial, err: cut}), 1<<20, &limitTable{}, log)
+	out, err := io.ReadAll(f)
+	if !errors.Is(err, cut) || len(out) != 0 {
+		t.Errorf("cut event: %q, %v; want nothing and the read's error", out, err)
+	}
+	ended, _ := newTestLog(t, "non-JSON-RPC message from server dropped")
+	f = newSSEFilter(io.NopCloser(&cutReader{s: partial, err: io.EOF}), 1<<20, &limitTable{}, ended)
+	if out, err := io.ReadAll(f); err != nil || strings.Contains(string(out), "data:") {
+		t.Errorf("event ended by EOF: %q, %v; want it dropped as invalid, no error", out, err)
 	}
 }
