@@ -132,17 +132,17 @@ func (r *rawFS) Lookup(cancel <-chan struct{}, header *fuse.InHeader, name strin
 // EINVAL there, which `ls` showed as "reading directory: Invalid
 // argument". Entries added or removed while a listing is read may be
 // missed or repeated, as POSIX allows for readdir.
+type listStream struct {
+	entries []fuse.DirEntry
+	next    int
+}
+
 var (
 	_ gofs.DirStream        = (*listStream)(nil)
 	_ gofs.FileReaddirenter = (*listStream)(nil)
 	_ gofs.FileSeekdirer    = (*listStream)(nil)
 	_ gofs.FileReleasedirer = (*listStream)(nil)
 )
-
-type listStream struct {
-	entries []fuse.DirEntry
-	next    int
-}
 
 func (s *listStream) HasNext() bool { return s.next < len(s.entries) }
 
