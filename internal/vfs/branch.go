@@ -122,7 +122,13 @@ func (o *branch) onCatalog(c *resolver.Catalog) {
 	// Once the tree is in force the mount may go live, while what changed
 	// is worked out and the catalog is encoded and saved: for a large
 	// listing those take a good part of the time building its tree does.
-	o.cat.hold(c, o.markReady)
+	o.cat.hold(c, func() {
+		// What the server's directory reads said before this listing
+		// may be gone with it: ask again (the kernel lists such
+		// directories anew on every open).
+		o.dirs.forget()
+		o.markReady()
+	})
 	o.cat.save()
 	// Decoding a large listing and saving it leave much garbage behind;
 	// give it back rather than keep the daemon at that peak.

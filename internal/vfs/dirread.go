@@ -16,7 +16,10 @@ import (
 // covers: directories above and between skills that the listing did not
 // mention, and the files of "dynamic" skills. Inside a skill with a
 // manifest they add nothing — the manifest is the skill. Their results are
-// kept for dirReadTTL.
+// kept for dirReadTTL, or until the server's next listing: a listing comes
+// when the server said its resources changed (or on a refresh, or a
+// reconnect), and a directory read from before it may name a skill that
+// listing removed.
 //
 // A directory read that shows a SKILL.md in a directory no held skill owns
 // makes skillfs ask for that skill with skills/get; a confirmed entry joins
@@ -40,6 +43,7 @@ type dirReads struct {
 
 	mu          sync.Mutex
 	listings    map[string]*dirListing // path → last directory read
+	gen         uint64                 // listings forgotten so far (forget)
 	confirmed   throttle               // uri → last skills/get for an unlisted skill
 	confirming  flight                 // uri → the skills/get in flight, which later askers wait for
 	unconfirmed map[string]bool        // skill directories skills/get did not confirm
@@ -230,10 +234,20 @@ func (lr *dirReads) listing(ctx context.Context, p string) *dirListing {
 	return l
 }
 
+// forget drops every directory read taken so far, and any in flight
+// (read does not keep those): a new listing has come from the server.
+func (lr *dirReads) forget() {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	lr.gen++
+	clear(lr.listings)
+}
+
 // read returns the directory read of p, from the cache or the server.
 func (lr *dirReads) read(ctx context.Context, p string) *dirListing {
 	lr.mu.Lock()
 	l := lr.listings[p]
+	gen := lr.gen
 	lr.mu.Unlock()
 	if l != nil && lr.now().Sub(l.at) < dirReadTTL {
 		return l
@@ -258,7 +272,9 @@ func (lr *dirReads) read(ctx context.Context, p string) *dirListing {
 		}
 	}
 	lr.mu.Lock()
-	lr.listings[p] = l
+	if lr.gen == gen {
+		lr.listings[p] = l
+	}
 	lr.mu.Unlock()
 	return l
 }

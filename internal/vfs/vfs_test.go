@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -409,6 +410,39 @@ func TestUnlistedSkillIsConfirmedWithSkillsGet(t *testing.T) {
 	}
 	if st := f.fs.Consent().Status().Origins[0]; !strings.Contains(st.Truncated, "max_list_pages") {
 		t.Errorf("status truncated = %q", st.Truncated)
+	}
+}
+
+// TestDirectoryReadsEndWithTheListing: a directory read from before the
+// server's next listing is not used after it. shared/ holds one skill;
+// once the server removes it and says so, ls of shared/ stops naming it
+// at once, as stat does, rather than for the rest of dirReadTTL.
+func TestDirectoryReadsEndWithTheListing(t *testing.T) {
+	files := maps.Clone(baseFiles)
+	files["shared/refunds/SKILL.md"] = "---\nname: refunds\ndescription: Refunds\n---\n"
+	f := newFixture(t, files, nil)
+	if got := f.ls(t, "local/shared"); !slices.Equal(got, []string{"refunds"}) {
+		t.Fatalf("ls local/shared = %v, want [refunds]", got)
+	}
+	reads := f.access.count("resources/directory/read")
+	if err := os.RemoveAll(filepath.Join(f.dir, "shared", "refunds")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.Rescan(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "refunds to leave the tree", func() bool { return !f.exists("local/shared/refunds") })
+	ents, err := f.fs.ReadDir(context.Background(), "local/shared")
+	if err != nil && !errors.Is(err, vfs.ErrNotExist) {
+		t.Fatalf("ls local/shared after the listing: %v", err)
+	}
+	for _, e := range ents {
+		if e.Name == "refunds" {
+			t.Errorf("ls local/shared after the listing still names refunds: stat says it is gone")
+		}
+	}
+	if n := f.access.count("resources/directory/read"); n == reads {
+		t.Errorf("no directory read after the listing: the one from before it was used")
 	}
 }
 
