@@ -72,7 +72,7 @@ func newBranch(f *Core, oc config.Origin, so *store.Bucket) *branch {
 	o.rd = &reader{
 		cfg: oc, mem: f.mem, res: o.res, store: so, cat: o.cat,
 		flags: newFlagBook(so, log), failures: failures, dyn: newDynamics(),
-		log: log, now: f.now, staleRetry: f.staleRetry, gate: newGate(),
+		log: log, now: f.now, staleRetry: f.staleRetry, gate: newGate(f.mem.fetches),
 		lengths: map[string]int64{}, verified: map[string]struct{}{},
 	}
 	o.dirs = newDirReads(oc.Label, o.res, o.cat, log, f.now, f.started)

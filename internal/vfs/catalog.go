@@ -85,7 +85,7 @@ type catalog struct {
 }
 
 func newCatalog(cfg config.Origin, st *store.Bucket, log *slog.Logger, now func() time.Time, started time.Time) *catalog {
-	c := &catalog{cfg: cfg, store: st, log: log, now: now, mem: &memory{}, extra: map[string]*verify.Skill{}, onChange: func(Change) {}, times: newTimeBook(st, log)}
+	c := &catalog{cfg: cfg, store: st, log: log, now: now, mem: newMemory(), extra: map[string]*verify.Skill{}, onChange: func(Change) {}, times: newTimeBook(st, log)}
 	c.saver = st.NewSaver(store.CatalogSidecar, store.SaverOptions{Encode: c.encode, Logger: log})
 	c.tree.Store(buildTree(cfg.Label, &resolver.Catalog{}, "none", nil, started, nil))
 	return c

@@ -102,7 +102,7 @@ func New(opts Options) (*Core, error) {
 		now = time.Now
 	}
 	gen := &generated{}
-	f := &Core{branches: &branches{}, mem: &memory{}, gen: gen, opts: opts, log: log, now: now, staleRetry: cmp.Or(opts.StaleRetry, DefaultStaleRetry), started: now(), readied: make(chan struct{}, 1)}
+	f := &Core{branches: &branches{}, mem: newMemory(), gen: gen, opts: opts, log: log, now: now, staleRetry: cmp.Or(opts.StaleRetry, DefaultStaleRetry), started: now(), readied: make(chan struct{}, 1)}
 	gen.f = f
 	f.consent = &Consent{branches: f.branches, gen: gen}
 	set := &branchSet{byLabel: map[string]*branch{}}

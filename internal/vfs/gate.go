@@ -33,22 +33,21 @@ const (
 	originFetchBytes = 24 << 20
 )
 
-var (
-	errBusy = errors.New("reads from this server are stalled: none of those in flight finished")
-	// mountFetchBytes is shared by every origin of the process.
-	mountFetchBytes = semaphore.NewWeighted(fetchBytes)
-)
+var errBusy = errors.New("reads from this server are stalled: none of those in flight finished")
 
 // A gate bounds one origin's fetches.
 type gate struct {
 	slots    chan struct{}
 	bytes    *semaphore.Weighted
-	progress atomic.Uint64 // fetches finished
+	mount    *semaphore.Weighted // fetchBytes, shared by the mount's origins
+	progress atomic.Uint64       // fetches finished
 	patience time.Duration
 }
 
-func newGate() *gate {
-	return &gate{slots: make(chan struct{}, maxFetches), bytes: semaphore.NewWeighted(originFetchBytes), patience: busyWait}
+// newGate returns an origin's gate; mount is the mount's bound on fetch
+// bytes (memory.fetches), which every origin's gate shares.
+func newGate(mount *semaphore.Weighted) *gate {
+	return &gate{slots: make(chan struct{}, maxFetches), bytes: semaphore.NewWeighted(originFetchBytes), mount: mount, patience: busyWait}
 }
 
 // enter waits for room for a fetch of up to n bytes; release gives it back.
@@ -57,7 +56,7 @@ func (g *gate) enter(ctx context.Context, n int64) (release func(), err error) {
 	if err := g.bytes.Acquire(ctx, w); err != nil {
 		return nil, err
 	}
-	if err := mountFetchBytes.Acquire(ctx, w); err != nil {
+	if err := g.mount.Acquire(ctx, w); err != nil {
 		g.bytes.Release(w)
 		return nil, err
 	}
@@ -76,13 +75,13 @@ func (g *gate) enter(ctx context.Context, n int64) (release func(), err error) {
 		err = g.await(ctx, &g.progress, slot)
 	}
 	if err != nil {
-		mountFetchBytes.Release(w)
+		g.mount.Release(w)
 		g.bytes.Release(w)
 		return nil, err
 	}
 	return func() {
 		<-g.slots
-		mountFetchBytes.Release(w)
+		g.mount.Release(w)
 		g.bytes.Release(w)
 		g.progress.Add(1)
 	}, nil

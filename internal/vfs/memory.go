@@ -5,13 +5,20 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
-// memory is one mount's memory policy: how many bytes its Files may hold
-// for readers part-way through a file, and when the garbage of large
-// fetches and listings is given back to the system. Each mount (each Core)
-// has its own, shared by its origins.
+// memory is one mount's memory policy: how many bytes its fetches in
+// flight may bring, how many its Files may hold for readers part-way
+// through a file, and when the garbage of large fetches and listings is
+// given back to the system. Each mount (each Core) has its own, shared by
+// its origins.
 type memory struct {
+	// fetches bounds the bytes fetches in flight may bring, across the
+	// mount (fetchBytes; gate).
+	fetches *semaphore.Weighted
+
 	// held is the bytes Files hold for readers, bounded by heldLimit.
 	held atomic.Int64
 
@@ -26,6 +33,8 @@ type memory struct {
 	quietTimer   *time.Timer
 	quietFetched int64
 }
+
+func newMemory() *memory { return &memory{fetches: semaphore.NewWeighted(fetchBytes)} }
 
 const (
 	// heldLimit bounds the bytes Files hold for readers part-way through a
