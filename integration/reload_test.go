@@ -3,8 +3,10 @@
 package integration
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,6 +264,20 @@ func TestSIGTERMAbandonsAStuckReload(t *testing.T) {
 	// Past the deadline (config.ReadTimeout, 10 s) the reload fails.
 	r.failedReload(t, stuck+": reading it did not finish within 10s")
 	r.serving(t)
+	// The read stuck in the kernel is not on the daemon's main thread,
+	// which the kernel hands a process's signals to first and cannot wake
+	// from such a sleep: the next SIGHUP (or a SIGTERM) would wait there.
+	// A moment's disk wait of the main thread is not this: only a main
+	// thread asleep in every sample is.
+	pid := r.cmd.Process.Pid
+	stuckMain := true
+	for range 3 {
+		stuckMain = stuckMain && threadState(t, pid, pid) == "D"
+		time.Sleep(100 * time.Millisecond)
+	}
+	if stuckMain {
+		t.Errorf("the daemon's main thread sleeps uninterruptibly (state D) while the abandoned read is stuck: signals to the daemon wait for it")
+	}
 
 	// Another reload, stuck on the same file; SIGTERM while it is. The
 	// first reload's read holds the file open still; the second opens it
@@ -350,4 +366,21 @@ func TestStartRefusesConfigInputsThatAreNotRegularFiles(t *testing.T) {
 			}
 		}
 	}
+}
+
+// threadState is the state letter of thread tid of process pid (R, S, D…),
+// from /proc.
+func threadState(t *testing.T, pid, tid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// pid (comm) state …: comm may hold spaces and parentheses.
+	rest := string(b[bytes.LastIndexByte(b, ')')+1:])
+	if f := strings.Fields(rest); len(f) > 0 {
+		return f[0]
+	}
+	t.Fatalf("thread %d of %d: no state in %q", tid, pid, b)
+	return ""
 }

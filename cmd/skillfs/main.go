@@ -9,8 +9,18 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 )
+
+// The kernel hands a signal sent to the process (SIGTERM, Ctrl-C's
+// SIGINT, SIGHUP) to its main thread first, and does not hand it on while
+// that thread sleeps where only a fatal signal wakes it — as a read of a
+// file on a FUSE mount that stopped answering does (a config or envFile
+// kept there, read by a reload that gave up on it). The signal then waited
+// for the next one. Keeping the main goroutine on the main thread keeps
+// every other goroutine, and so every such read, off it.
+func init() { runtime.LockOSThread() }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
