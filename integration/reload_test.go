@@ -269,15 +269,18 @@ func TestSIGTERMAbandonsAStuckReload(t *testing.T) {
 	// from such a sleep: the next SIGHUP (or a SIGTERM) would wait there.
 	// A moment's disk wait of the main thread is not this: only a main
 	// thread asleep in every sample is.
-	pid := r.cmd.Process.Pid
-	stuckMain := true
-	for range 3 {
-		stuckMain = stuckMain && threadState(t, pid, pid) == "D"
-		time.Sleep(100 * time.Millisecond)
+	mainThreadFree := func(when string) {
+		pid := r.cmd.Process.Pid
+		stuck := true
+		for range 3 {
+			stuck = stuck && threadState(t, pid, pid) == "D"
+			time.Sleep(100 * time.Millisecond)
+		}
+		if stuck {
+			t.Errorf("%s: the daemon's main thread sleeps uninterruptibly (state D): signals to the daemon wait for it", when)
+		}
 	}
-	if stuckMain {
-		t.Errorf("the daemon's main thread sleeps uninterruptibly (state D) while the abandoned read is stuck: signals to the daemon wait for it")
-	}
+	mainThreadFree("a reload's read stuck")
 
 	// Another reload, stuck on the same file; SIGTERM while it is. The
 	// first reload's read holds the file open still; the second opens it
@@ -303,6 +306,7 @@ func TestSIGTERMAbandonsAStuckReload(t *testing.T) {
 		}
 		t.Fatalf("timed out after 2m0s waiting for the second reload to open the file; descriptors %v\n%s", fds, r.log.String())
 	}
+	mainThreadFree("two reloads' reads stuck")
 	r.terminate(t, "a reload stuck reading its envFile")
 	if !strings.Contains(r.log.String(), "unmounting with a reload of the config under way; it is abandoned") ||
 		strings.Count(r.log.String(), "the config has errors") != 1 {
