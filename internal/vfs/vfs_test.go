@@ -418,6 +418,8 @@ func TestUnlistedSkillIsConfirmedWithSkillsGet(t *testing.T) {
 // once the server removes it and says so, ls of shared/ stops naming it
 // at once, as stat does, rather than for the rest of dirReadTTL.
 func TestDirectoryReadsEndWithTheListing(t *testing.T) {
+	// Waits for a re-list (resolver.relistMinGap): beside the others.
+	t.Parallel()
 	files := maps.Clone(baseFiles)
 	files["shared/refunds/SKILL.md"] = "---\nname: refunds\ndescription: Refunds\n---\n"
 	f := newFixture(t, files, nil)
@@ -582,6 +584,8 @@ func TestConfirmedSkillsCountAgainstByteCap(t *testing.T) {
 // the first reader), so under load a stat said ENOENT while ls still
 // listed the refused name.
 func TestLookupDuringARefusalWaitsForIt(t *testing.T) {
+	// Waits for a re-list (resolver.relistMinGap): beside the others.
+	t.Parallel()
 	// Under max_list_resources 3 the unlisted delta is refused.
 	f := newFixture(t, baseFiles, func(o *config.Origin) { o.Limits.MaxListPages = 1; o.Limits.MaxListResources = 3 })
 	f.allowWarn = true // the truncated listing and the refusal are logged

@@ -160,6 +160,7 @@ func TestCommandCloseKillsGroup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel() // each waits out Close's graces
 			log, rec := newTestLog(t, tt.warn...)
 			conn, err := Command(childCmd(tt.mode), Options{Logger: log}).Connect(context.Background())
 			if err != nil {
