@@ -171,13 +171,19 @@ func (sc *scanner) openWalked(f walkedFile) (*os.File, error) {
 	return sc.openRegular(f.path)
 }
 
-// readAll reads at most a skill's worth of bytes from f.
+// readAll reads at most a skill's worth of bytes from f, into a buffer of
+// the size fstat gives (io.ReadAll alone would grow one by doubling: about
+// twice the file in allocations, which a large file makes costly).
 func readAll(f *os.File) ([]byte, error) {
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSkillBytes+1))
-	if err != nil {
+	var buf bytes.Buffer
+	if fi, err := f.Stat(); err == nil && fi.Size() >= 0 && fi.Size() <= maxSkillBytes {
+		buf.Grow(int(fi.Size()) + bytes.MinRead) // room for the read that finds the end
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(f, maxSkillBytes+1)); err != nil {
 		return nil, err
 	}
+	b := buf.Bytes()
 	if len(b) > maxSkillBytes {
 		return nil, errTooLarge
 	}
