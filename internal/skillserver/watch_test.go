@@ -63,7 +63,7 @@ func TestWatchFollowsNewFolders(t *testing.T) {
 	if err := os.MkdirAll(deep, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(deep, "SKILL.md"), []byte(skillMD("c", "")), 0o644)
+	writeWhole(t, filepath.Join(deep, "SKILL.md"), skillMD("c", ""))
 	until(t, cs, changed, "skill://a/b/c", func(got map[string][]string) bool {
 		return got["skill://a/b/c/SKILL.md"] != nil
 	})
@@ -83,10 +83,26 @@ func TestWatchFollowsNewFolders(t *testing.T) {
 
 	// A folder of the same name made again is watched afresh.
 	os.MkdirAll(filepath.Join(dir, "a", "b", "c"), 0o755)
-	os.WriteFile(filepath.Join(deep, "SKILL.md"), []byte(skillMD("c", "")), 0o644)
+	writeWhole(t, filepath.Join(deep, "SKILL.md"), skillMD("c", ""))
 	until(t, cs, changed, "skill c back", func(got map[string][]string) bool {
 		return got["skill://a/b/c/SKILL.md"] != nil
 	})
+}
+
+// writeWhole writes a file the way an editor that saves atomically does
+// (a temporary file renamed into place), so that the watcher never finds
+// it half written: os.WriteFile's create-then-write let a rescan under load
+// see an empty SKILL.md and warn about it, which is not what these tests
+// are about.
+func writeWhole(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := filepath.Join(t.TempDir(), filepath.Base(path)) // outside the served folder
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // When no watcher can be had, Watch says why once and polls; with NoWatch
