@@ -439,6 +439,21 @@ func (s *Store) evictPass() {
 	}
 }
 
+// retryOverHeld runs another pass when the last one found the held objects
+// alone over the limit: a catalog or approvals just saved may hold fewer
+// (a listing replaced a version; a skill was revoked), and with no write
+// to come, nothing else would bring the store back under its limit. These
+// saves are few (a listing's, debounced; a command's), unlike writes.
+func (s *Store) retryOverHeld() {
+	k := &s.sizes
+	k.mu.Lock()
+	over := k.overHeld
+	k.mu.Unlock()
+	if over {
+		s.EvictSoon()
+	}
+}
+
 // SetHeld replaces Options.Held, for a caller that learns what is held
 // only once the Store is open (a mount, once its tree exists). Until Held
 // or SetHeld gives one, no pass runs.

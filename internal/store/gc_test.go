@@ -2,10 +2,13 @@ package store
 
 import (
 	"errors"
+	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,6 +193,53 @@ func TestHeldOverMaxSizeIsKeptAndLogged(t *testing.T) {
 	ws := rec.TakeWarnings()
 	if len(ws) != 1 || ws[0].Attrs["held_bytes"] != "2000" {
 		t.Errorf("warnings = %v, want one saying 2000 held bytes are kept", ws)
+	}
+}
+
+// TestSavedCatalogRetriesAPassOverHeld: a pass that found the held objects
+// alone over the limit runs again when a catalog is saved, since the
+// catalog is what held them: the version a listing replaced is evicted
+// without waiting for another write. (A mount holds what its saved
+// catalog names until the debounced save of the new one lands.)
+func TestSavedCatalogRetriesAPassOverHeld(t *testing.T) {
+	var mu sync.Mutex
+	var keep map[skill.Digest]bool
+	held := func() (func(Object) bool, error) {
+		mu.Lock()
+		k := maps.Clone(keep)
+		mu.Unlock()
+		return func(o Object) bool { return k[o.Digest] }, nil
+	}
+	s, rec := openStore(t, Options{MemoryLimit: -1, MaxSize: 1500, Held: held})
+	o := mustOrigin(t, s, "a-1")
+	d1 := mustPut(t, o, content(1, 1000))
+	mu.Lock()
+	keep = map[skill.Digest]bool{d1: true}
+	mu.Unlock()
+	d2 := digestOf(content(2, 1000))
+	mu.Lock()
+	keep[d2] = true // the new version, before the old one's catalog is replaced
+	mu.Unlock()
+	mustPut(t, o, content(2, 1000))
+	s.sizes.done.Wait()
+	if sz := s.Size(); !sz.OverHeld || len(rec.TakeWarnings()) != 1 {
+		t.Fatalf("Size = %+v, want OverHeld, and said once", sz)
+	}
+	mu.Lock()
+	delete(keep, d1) // the catalog naming d2 alone is saved
+	mu.Unlock()
+	if err := o.NewSaver(CatalogSidecar, SaverOptions{}).Write([]byte(`{"version":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	s.sizes.done.Wait()
+	if _, err := os.Lstat(objectPath(o, d1)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the replaced version after the catalog's save: %v, want it evicted", err)
+	}
+	if _, err := os.Lstat(objectPath(o, d2)); err != nil {
+		t.Errorf("the held version: %v", err)
+	}
+	if sz := s.Size(); sz.OverHeld {
+		t.Errorf("Size = %+v, want under the limit", sz)
 	}
 }
 

@@ -44,6 +44,10 @@ var ErrStopped = errors.New("the session that saves it has ended")
 func (o *Bucket) save(f Sidecar, data []byte) error {
 	err := o.saveSidecar(f, data)
 	o.settled(f, err)
+	if err == nil && (f.name == catalogName || f.name == approvalsName) {
+		// What they name is held: they may now hold less.
+		o.s.retryOverHeld()
+	}
 	return err
 }
 
