@@ -82,6 +82,9 @@ func TestServerInstructions(t *testing.T) {
 	cfg := writeConfig(t, map[string]any{"many": many, "exact": exactSrv, "req": req}, map[string]any{
 		"index_available_skills": true,
 		"servers":                map[string]any{"req": map[string]any{"approval": "required"}},
+		// many's initialize carries 3 MB of instructions: on a saturated
+		// machine under the race detector it took over the default 15 s.
+		"defaults": map[string]any{"limits": map[string]any{"connect_timeout": "5m"}},
 	})
 	env := runtimeEnv(t)
 	m := startMountEnv(t, env, cfg)
