@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -212,14 +213,27 @@ func (m *Mount) refreshDir(p string) {
 }
 
 // Unmount detaches the mount. When it is busy, it fails with EBUSY; see
-// UnmountLazy.
+// UnmountLazy. The kernel lets go of a file closed a moment ago on its own
+// time (a process that exits may close its files from a work queue, which a
+// loaded machine runs late), so Unmount tries for about a second (go-fuse's
+// own tries take 0.3 s) before it says busy.
 func (m *Mount) Unmount() error {
-	err := m.server.Unmount()
-	if err == nil {
-		m.stop()
+	deadline := time.Now().Add(unmountPatience)
+	for {
+		err := m.server.Unmount()
+		if err == nil {
+			m.stop()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	return err
 }
+
+// unmountPatience is how long Unmount keeps trying a busy mount.
+const unmountPatience = time.Second
 
 // stop marks the mount gone. Unmount and Wait's return can race to it
 // (an unmount we asked for also ends the server's loop): once only.
