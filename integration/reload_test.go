@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -372,19 +371,8 @@ func TestStartRefusesConfigInputsThatAreNotRegularFiles(t *testing.T) {
 	}
 }
 
-// threadState is the state letter of thread tid of process pid (R, S, D…),
-// from /proc.
+// threadState is the state letter of thread tid of process pid (R, S, D…).
 func threadState(t *testing.T, pid, tid int) string {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// pid (comm) state …: comm may hold spaces and parentheses.
-	rest := string(b[bytes.LastIndexByte(b, ')')+1:])
-	if f := strings.Fields(rest); len(f) > 0 {
-		return f[0]
-	}
-	t.Fatalf("thread %d of %d: no state in %q", tid, pid, b)
-	return ""
+	return procStat(t, fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))[0]
 }

@@ -86,13 +86,24 @@ func countLines(t *testing.T, path, prefix string) int {
 // cpuTicks is utime+stime of pid, in clock ticks (1/100 s on Linux).
 func cpuTicks(t *testing.T, pid int) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The fields after the command name, which is in parentheses.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	f := procStat(t, fmt.Sprintf("/proc/%d/stat", pid))
 	u, _ := strconv.ParseInt(f[11], 10, 64)
 	s, _ := strconv.ParseInt(f[12], 10, 64)
 	return u + s
+}
+
+// procStat returns the fields of a /proc stat file after the command name
+// (which is in parentheses and may hold spaces and parentheses): state
+// first, then ppid, and so on.
+func procStat(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		t.Fatalf("%s: %q is not a stat line", path, b)
+	}
+	return f
 }
