@@ -42,6 +42,13 @@ func Run(m *testing.M) int {
 // as the XDG spec requires and skillfs checks.
 var isolated = []string{"HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR"}
 
+// envRoot names the directory Isolate made the others under. A test
+// process that finds it set, with HOME under it, was started by another
+// (a helper re-executed from the test binary, often killed rather than
+// stopped): it keeps the directories it inherited, which its parent
+// removes, and makes none of its own to leave behind.
+const envRoot = "SKILLFS_TESTKIT_ROOT"
+
 // unset are variables a test process must not pass on: NOTIFY_SOCKET would
 // have a test's daemon report to the user's systemd.
 var unset = []string{"NOTIFY_SOCKET"}
@@ -52,8 +59,12 @@ var unset = []string{"NOTIFY_SOCKET"}
 // The go command's own directories (GOCACHE, GOMODCACHE, GOPATH, GOENV)
 // are pinned to where they were, so that a test that builds the binary
 // reuses the user's build and module caches. The returned func removes the
-// directories.
+// directories. A process that inherited an isolated environment (envRoot)
+// keeps it, and its cleanup removes nothing.
 func Isolate() (cleanup func(), err error) {
+	if root := os.Getenv(envRoot); root != "" && os.Getenv("HOME") == filepath.Join(root, "HOME") {
+		return func() {}, nil
+	}
 	if err := pinGoDirs(); err != nil {
 		return nil, err
 	}
@@ -70,6 +81,7 @@ func Isolate() (cleanup func(), err error) {
 		}
 		os.Setenv(name, dir)
 	}
+	os.Setenv(envRoot, root)
 	for _, name := range unset {
 		os.Unsetenv(name)
 	}

@@ -2,12 +2,51 @@ package testkit
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
 func TestMain(m *testing.M) { Main(m) }
+
+// TestChildKeepsItsParentsDirectories: the test binary run again from a
+// test (as helpers are, and killed) inherits this process's directories and
+// makes none of its own, so a helper that never returns leaves nothing
+// behind. A child told a HOME of its own still gets fresh directories.
+func TestChildKeepsItsParentsDirectories(t *testing.T) {
+	if os.Getenv("TESTKIT_CHILD") != "" {
+		for _, name := range isolated {
+			os.Stdout.WriteString(name + "=" + os.Getenv(name) + "\n")
+		}
+		return
+	}
+	tmp := t.TempDir()
+	run := func(env ...string) string {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestChildKeepsItsParentsDirectories$")
+		cmd.Env = append(os.Environ(), append(env, "TESTKIT_CHILD=1", "TMPDIR="+tmp)...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	out := run()
+	for _, name := range isolated {
+		if !strings.Contains(out, name+"="+os.Getenv(name)+"\n") {
+			t.Errorf("the child's %s is not its parent's:\n%s", name, out)
+		}
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("the child made %d directories of its own", len(ents))
+	}
+	if out := run("HOME=" + tmp); strings.Contains(out, "HOME="+os.Getenv("HOME")+"\n") {
+		t.Errorf("a child with a HOME of its own kept its parent's:\n%s", out)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("a child with a HOME of its own left %d directories behind", len(ents))
+	}
+}
 
 // TestIsolated: under Main, HOME and every XDG base directory are fresh,
 // empty directories of this process's, XDG_RUNTIME_DIR is 0700, and the
