@@ -163,7 +163,7 @@ func (s *Server) listPage(cursor string) (json.RawMessage, string, error) {
 			entries = append(entries, marshalEntry(d.entry(ph, false)))
 		}
 		if off == 0 && s.opts.Mode == ModeMalformedList {
-			entries = interleave(malformed, entries)
+			entries = interleave(malformed(), entries)
 			s.log.Info("misbehaving", "op", skill.MethodList, "err", "malformed entries in the first page")
 		}
 		next := ""

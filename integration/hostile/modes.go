@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/skillfs/skillfs/internal/skill"
 )
@@ -106,9 +107,13 @@ type MalformedEntry struct {
 // MalformedEntries returns the malformed entries of malformed-list mode,
 // in the order they are listed. Each is wrong in one way only: apart from
 // what Problem says, it is a well-formed entry of a plausible skill.
-func MalformedEntries() []MalformedEntry { return slices.Clone(malformed) }
+func MalformedEntries() []MalformedEntry { return slices.Clone(malformed()) }
 
-var malformed = buildMalformed()
+// malformed is built on first use, not at init: its entries hold MiBs of
+// text, and every process of a test binary that links this package (each
+// hostile server, helper and attacker re-executed from it) would pay for
+// them at start.
+var malformed = sync.OnceValue(buildMalformed)
 
 func buildMalformed() []MalformedEntry {
 	// ok renders a well-formed entry for name as a generic map the cases

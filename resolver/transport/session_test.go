@@ -22,12 +22,16 @@ const (
 	midSize  = 512 << 10
 )
 
-var contents = map[string]string{
-	bigURI:   strings.Repeat("b", 20*mib),
-	overURI:  strings.Repeat("o", 4*mib),
-	midURI:   strings.Repeat("m", midSize),
-	smallURI: "hello",
-}
+// contents are the served files, made on first use: not at init, where
+// every child this test binary runs of itself would pay for their MiBs.
+var contents = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		bigURI:   strings.Repeat("b", 20*mib),
+		overURI:  strings.Repeat("o", 4*mib),
+		midURI:   strings.Repeat("m", midSize),
+		smallURI: "hello",
+	}
+})
 
 // echoParams and echoResult make a custom method whose result is as large as
 // asked, like the extension's skills/get.
@@ -46,11 +50,11 @@ const echoMethod = "test/echo"
 // newServer is an honest MCP server with resources of the sizes above.
 func newServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "transport-test", Version: "v0"}, nil)
-	for uri := range contents {
+	for uri := range contents() {
 		s.AddResource(&mcp.Resource{URI: uri, Name: uri, MIMEType: "text/markdown"},
 			func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
-					{URI: req.Params.URI, MIMEType: "text/markdown", Text: contents[req.Params.URI]},
+					{URI: req.Params.URI, MIMEType: "text/markdown", Text: contents()[req.Params.URI]},
 				}}, nil
 			})
 	}
@@ -203,7 +207,7 @@ func TestOverlongResponseKeepsSession(t *testing.T) {
 				// Without a per-call limit the default MaxFrame (24 MiB)
 				// admits it.
 				got, err = readResource(ctx, cs, bigURI)
-				if err != nil || got != contents[bigURI] {
+				if err != nil || got != contents()[bigURI] {
 					t.Fatalf("read of 20 MiB without a limit: %d bytes, %v", len(got), err)
 				}
 			}
@@ -256,7 +260,7 @@ func TestCallLimits(t *testing.T) {
 						cctx = WithResponseLimit(ctx, c.limit)
 					}
 					got, err := readResource(cctx, cs, midURI)
-					if c.ok && (err != nil || got != contents[midURI]) {
+					if c.ok && (err != nil || got != contents()[midURI]) {
 						t.Errorf("read with limit %d: %d bytes, %v", c.limit, len(got), err)
 					}
 					if !c.ok && !IsResponseTooLarge(err) {
