@@ -4,8 +4,6 @@ package integration
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -21,6 +19,7 @@ import (
 	"time"
 
 	"github.com/skillfs/skillfs/integration/conformhost/report"
+	"github.com/skillfs/skillfs/internal/testkit"
 )
 
 // The official MCP conformance suite, @modelcontextprotocol/conformance
@@ -70,10 +69,11 @@ var conformance struct {
 // testCache is the directory that keeps what the tests download across
 // runs: $SKILLFS_TEST_CACHE, or .cache next to go.mod.
 func testCache() string {
-	if d := os.Getenv("SKILLFS_TEST_CACHE"); d != "" {
-		return d
+	d, err := testkit.Cache()
+	if err != nil {
+		panic(err)
 	}
-	return filepath.Join(moduleRoot(), ".cache")
+	return d
 }
 
 // conformanceSuite returns the node binary and the suite's entry point.
@@ -90,28 +90,9 @@ func conformanceSuite(t *testing.T) (node, cli string) {
 }
 
 func installConformance() {
-	if _, err := exec.LookPath("npm"); err != nil {
-		conformance.skip = fmt.Sprintf("the MCP conformance suite needs npm on PATH: %v", err)
+	dir, skip, err := installPinned("conformance", "the MCP conformance suite", "package.json", "package-lock.json")
+	if conformance.skip, conformance.err = skip, err; skip != "" || err != nil {
 		return
-	}
-	src := filepath.Join(moduleRoot(), "integration", "testdata", "conformance")
-	files := map[string][]byte{}
-	h := sha256.New()
-	for _, f := range []string{"package.json", "package-lock.json"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			conformance.err = err
-			return
-		}
-		files[f] = b
-		h.Write(b)
-	}
-	cache := testCache()
-	dir := filepath.Join(cache, "conformance-"+hex.EncodeToString(h.Sum(nil))[:16])
-	if _, err := os.Stat(filepath.Join(dir, ".installed")); err != nil {
-		if conformance.skip, conformance.err = npmInstall(cache, dir, files); conformance.skip != "" || conformance.err != nil {
-			return
-		}
 	}
 	conformance.cli = filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
 	if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
@@ -133,53 +114,6 @@ func installConformance() {
 		return
 	}
 	conformance.node = node
-}
-
-// npmInstall installs the pinned project into dir by `npm ci` in a
-// temporary directory renamed into place, so that a run cut short leaves
-// no half install behind and concurrent runs do not mix.
-func npmInstall(cache, dir string, files map[string][]byte) (skip string, err error) {
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(cache, "conformance-tmp-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	for f, b := range files {
-		if err := os.WriteFile(filepath.Join(tmp, f), b, 0o644); err != nil {
-			return "", err
-		}
-	}
-	env := append(os.Environ(), "npm_config_cache="+filepath.Join(cache, "npm"), "npm_config_update_notifier=false")
-	npm := func(timeout time.Duration, args ...string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", args...)
-		cmd.Dir, cmd.Env = tmp, env
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	// --ignore-scripts: nothing from the registry runs at install time.
-	ci, err := npm(10*time.Minute, "ci", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund",
-		"--fetch-retries=1", "--fetch-retry-mintimeout=1000", "--fetch-retry-maxtimeout=5000")
-	if err != nil {
-		if ping, perr := npm(time.Minute, "ping", "--fetch-retries=0"); perr != nil {
-			return fmt.Sprintf("npm ci of the MCP conformance suite failed and the npm registry is unreachable (npm ping: %v %s); npm ci said:\n%s", perr, strings.TrimSpace(ping), ci), nil
-		}
-		return "", fmt.Errorf("npm ci of testdata/conformance failed although the registry answers npm ping: %v\n%s", err, ci)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, ".installed"), nil, 0o644); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, serr := os.Stat(filepath.Join(dir, ".installed")); serr == nil {
-			return "", nil // another run installed it first
-		}
-		return "", err
-	}
-	return "", nil
 }
 
 // A conformanceCheck is one entry of the suite's checks.json.
@@ -326,10 +260,8 @@ func TestConformanceServer(t *testing.T) {
 
 var conformHost = sync.OnceValues(func() (string, error) {
 	bin := filepath.Join(filepath.Dir(skillfsBin), "conformhost")
-	build := exec.Command("go", "build", "-o", bin, "./integration/conformhost")
-	build.Dir = moduleRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building conformhost: %v\n%s", err, out)
+	if err := testkit.Build("./integration/conformhost", bin); err != nil {
+		return "", fmt.Errorf("building conformhost: %v", err)
 	}
 	return bin, nil
 })

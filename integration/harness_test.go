@@ -53,10 +53,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	skillfsBin = filepath.Join(dir, "skillfs")
-	build := exec.Command("go", "build", "-o", skillfsBin, "./cmd/skillfs")
-	build.Dir = moduleRoot()
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if err := testkit.Build("./cmd/skillfs", skillfsBin); err != nil {
 		fmt.Fprintln(os.Stderr, "building skillfs:", err)
 		cleanup()
 		os.Exit(1)

@@ -24,15 +24,17 @@ import (
 // (@olaservo/ext-skills on the v2 MCP SDK), both ways: its reference server
 // mounted by skillfs, and a host built on its client helpers reading from
 // `skillfs serve`. The node project in testdata/interop pins every package
-// by package-lock.json; `npm ci` installs it once per test binary.
+// by package-lock.json; `npm ci` installs it once per machine
+// (installPinned).
 //
 // When the SDK is unavailable the tests skip, saying why: node or npm not
 // on PATH, node older than 20, or `npm ci` failing while `npm ping` cannot
 // reach the registry either (offline, with nothing cached). An `npm ci`
 // that fails while the registry answers is a failure: the pins are wrong.
-// npm's cache lives in testCache()/npm ($SKILLFS_TEST_CACHE, or .cache next
-// to go.mod: testkit gives the test process a fresh, empty XDG_CACHE_HOME),
-// so a machine that ran the tests once can run them offline.
+// The install and npm's cache live in testCache() ($SKILLFS_TEST_CACHE, or
+// .cache next to go.mod: testkit gives the test process a fresh, empty
+// XDG_CACHE_HOME), so a machine that ran the tests once can run them
+// offline.
 
 var interop struct {
 	once sync.Once
@@ -71,46 +73,9 @@ func installInterop() {
 		interop.skip = fmt.Sprintf("the WG TypeScript SDK needs node 20 or later; node here is %s", strings.TrimSpace(string(out)))
 		return
 	}
-	// The project is copied out of the source tree so that node_modules
-	// never lands in it; the copy goes with TestMain's temporary directory.
-	dir := filepath.Join(filepath.Dir(skillfsBin), "interop")
-	src := filepath.Join(moduleRoot(), "integration", "testdata", "interop")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		interop.err = err
-		return
-	}
-	for _, f := range []string{"package.json", "package-lock.json", "server.mjs", "client.mjs"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, f), b, 0o644)
-		}
-		if err != nil {
-			interop.err = err
-			return
-		}
-	}
-	env := append(os.Environ(), "npm_config_cache="+filepath.Join(testCache(), "npm"), "npm_config_update_notifier=false")
-	npm := func(timeout time.Duration, args ...string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", args...)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	// --ignore-scripts: nothing from the registry runs at install time.
-	// One quick retry: offline, npm's default backoff takes minutes to give up.
-	ci, err := npm(5*time.Minute, "ci", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund",
-		"--fetch-retries=1", "--fetch-retry-mintimeout=1000", "--fetch-retry-maxtimeout=5000")
-	if err == nil {
-		interop.dir = dir
-		return
-	}
-	if ping, perr := npm(time.Minute, "ping", "--fetch-retries=0"); perr != nil {
-		interop.skip = fmt.Sprintf("npm ci failed and the npm registry is unreachable (npm ping: %v %s); npm ci said:\n%s", perr, strings.TrimSpace(ping), ci)
-		return
-	}
-	interop.err = fmt.Errorf("npm ci of testdata/interop failed although the registry answers npm ping: %v\n%s", err, ci)
+	// The scripts are installed with the pins, out of the source tree, so
+	// that node_modules never lands in it.
+	interop.dir, interop.skip, interop.err = installPinned("interop", "the WG TypeScript SDK", "package.json", "package-lock.json", "server.mjs", "client.mjs")
 }
 
 // An interopTree is the folder both servers serve.

@@ -38,41 +38,12 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	root, err := moduleRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	skillfsBin = filepath.Join(tmp, "skillfs")
-	goTool := "go"
-	if p := filepath.Join(os.Getenv("GOROOT"), "bin", "go"); os.Getenv("GOROOT") != "" {
-		goTool = p
-	}
-	build := exec.Command(goTool, "build", "-o", skillfsBin, "./cmd/skillfs")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building skillfs: %v\n%s", err, out)
+	if err := testkit.Build("./cmd/skillfs", skillfsBin); err != nil {
+		fmt.Fprintln(os.Stderr, "building skillfs:", err)
 		return 1
 	}
 	return m.Run()
-}
-
-// moduleRoot walks up from the working directory to the go.mod.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // lockedBuffer collects a subprocess's stderr while the test reads it.
