@@ -274,6 +274,10 @@ func fillUp(t *testing.T, dir string) {
 func checkReadsExactOrEIO(t *testing.T, m *mount, label string, files map[string][]byte) int {
 	t.Helper()
 	failed := 0
+	var paths []string
+	for p := range files {
+		paths = append(paths, m.Path(label, filepath.FromSlash(p)))
+	}
 	for range 2 {
 		for p, want := range files {
 			got, err := os.ReadFile(m.Path(label, filepath.FromSlash(p)))
@@ -286,7 +290,7 @@ func checkReadsExactOrEIO(t *testing.T, m *mount, label string, files map[string
 				t.Errorf("%s/%s: %d bytes that are not the source's %d", label, p, len(got), len(want))
 			}
 		}
-		dropCaches(t)
+		dropCaches(t, paths...)
 	}
 	return failed
 }
@@ -446,12 +450,16 @@ func TestSoakKeepsDescriptorsAndMemoryBounded(t *testing.T) {
 		}
 		return true
 	})
+	var paths []string
+	for p := range tree {
+		paths = append(paths, m.Path("local", filepath.FromSlash(p)))
+	}
 	base := daemonFDs(t, m)
 	ops := 0
 	for i := 0; ops < 4000; i++ {
 		ops += walk()
 		if i%3 == 2 {
-			dropCaches(t) // make the daemon serve again, from memory or the store
+			dropCaches(t, paths...) // make the daemon serve again, from memory or the store
 		}
 	}
 	if t.Failed() {

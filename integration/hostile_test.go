@@ -20,6 +20,7 @@ import (
 
 	"github.com/skillfs/skillfs/integration/hostile"
 	"github.com/skillfs/skillfs/internal/testkit"
+	"golang.org/x/sys/unix"
 )
 
 // The hostile suite: every threat of the threat model (T1–T9) attacked
@@ -288,7 +289,7 @@ func testHostileSkills(t *testing.T, origin hostileOrigin) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dropCaches(t)
+		dropCaches(t, p)
 		second, err := os.ReadFile(p)
 		if err != nil || !bytes.Equal(first, second) {
 			t.Errorf("second read: %v, same bytes %v", err, bytes.Equal(first, second))
@@ -407,12 +408,23 @@ func testHostileSkills(t *testing.T, origin hostileOrigin) {
 	good.check(t, m)
 }
 
-// dropCaches makes the next read reach the daemon (root only).
-func dropCaches(t *testing.T) {
+// dropCaches makes the next read of each of paths (files in a mount)
+// reach the daemon: it evicts their pages from the kernel's page cache
+// (posix_fadvise DONTNEED), and nothing else of the machine's. Dropping
+// the whole page cache (/proc/sys/vm/drop_caches) would also make every
+// other test, and the user's own programs, read their binaries from disk
+// again.
+func dropCaches(t *testing.T, paths ...string) {
 	t.Helper()
-	exec.Command("sync").Run()
-	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0o200); err != nil {
-		t.Logf("cannot drop the page cache (%v); the second read may come from it", err)
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			continue // a file that fails to open has nothing cached
+		}
+		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+			t.Errorf("evict %s from the page cache: %v", p, err)
+		}
+		f.Close()
 	}
 }
 

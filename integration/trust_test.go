@@ -346,7 +346,7 @@ func TestOnePassOneLoadWithoutMemoryCache(t *testing.T) {
 		t.Fatalf("first read: %v", err)
 	}
 	waitFor(t, 30*time.Second, "the verified bytes to be on disk", func() bool { return cacheStats(t, m).Writes == 0 })
-	dropCaches(t)
+	dropCaches(t, p)
 	before := cacheStats(t, m).DiskLoads
 	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("second read: %v", err)
