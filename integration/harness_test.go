@@ -74,17 +74,11 @@ func flagGiven(name string) bool {
 }
 
 func moduleRoot() string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			panic("go.mod not found")
-		}
-		dir = parent
+	dir, err := testkit.ModuleRoot()
+	if err != nil {
+		panic(err)
 	}
+	return dir
 }
 
 // syncBuffer collects a subprocess's output for the test log.
