@@ -61,7 +61,7 @@ var conformanceExpected = map[string]string{}
 var conformance struct {
 	once sync.Once
 	node string // Node 22 or later
-	cli  string // the suite's dist/index.js
+	cli  string // the suite's entry point: a bundle of its dist/index.js
 	skip string
 	err  error
 }
@@ -79,7 +79,10 @@ func testCache() string {
 // conformanceSuite returns the node binary and the suite's entry point.
 func conformanceSuite(t *testing.T) (node, cli string) {
 	t.Helper()
-	conformance.once.Do(installConformance)
+	conformance.once.Do(func() {
+		installConformance()
+		bundleConformance()
+	})
 	if conformance.skip != "" {
 		t.Skip(conformance.skip)
 	}
@@ -114,6 +117,20 @@ func installConformance() {
 		return
 	}
 	conformance.node = node
+}
+
+// bundleConformance points conformance.cli at a bundle of the suite beside
+// its dist/index.js (where the suite looks for its own files relative to
+// itself), made once per install.
+func bundleConformance() {
+	if conformance.skip != "" || conformance.err != nil {
+		return
+	}
+	out := filepath.Join(filepath.Dir(conformance.cli), "skillfs-bundle.mjs")
+	dir := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(conformance.cli)))))
+	if conformance.err = bundle(conformance.node, dir, conformance.cli, out); conformance.err == nil {
+		conformance.cli = out
+	}
 }
 
 // A conformanceCheck is one entry of the suite's checks.json.

@@ -14,6 +14,35 @@ import (
 	"time"
 )
 
+// bundleBanner gives an ES module bundle the require of CommonJS: what
+// esbuild inlines from CommonJS packages still requires node's own modules.
+const bundleBanner = "import{createRequire as __skillfsRequire}from'module';const require=__skillfsRequire(import.meta.url);"
+
+// bundle writes out, a single ES module of entry and everything it imports,
+// with the esbuild the installed project dir pins, unless out exists. node
+// loading one file rather than the hundreds of a node_modules tree starts
+// in about 0.55 s of CPU rather than 0.95 (the conformance suite); the code
+// that runs is the same. out is written under a temporary name and renamed
+// into place, so that concurrent runs and a run cut short leave either no
+// bundle or a whole one.
+func bundle(node, dir, entry, out string) error {
+	if _, err := os.Stat(out); err == nil {
+		return nil
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d.mjs", out, os.Getpid())
+	defer os.Remove(tmp)
+	esbuild := filepath.Join(dir, "node_modules", "esbuild", "bin", "esbuild")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, esbuild, entry, "--bundle", "--platform=node", "--format=esm",
+		"--log-level=error", "--banner:js="+bundleBanner, "--outfile="+tmp)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("esbuild %s: %v\n%s", entry, err, out)
+	}
+	return os.Rename(tmp, out)
+}
+
 // installPinned installs the node project testdata/NAME, made of files
 // (package.json and package-lock.json first), with `npm ci`, once per
 // machine: into testCache()/NAME-HASH, where HASH is of the files, so a
