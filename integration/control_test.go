@@ -104,6 +104,7 @@ func labels(st statusJSON) []string {
 }
 
 func TestControlCommandsWithNoMount(t *testing.T) {
+	t.Parallel()
 	env := runtimeEnv(t)
 	cache := t.TempDir()
 	const msg = "skillfs: no skillfs mount is running (start one with `skillfs mount DIR`)\n"
@@ -128,6 +129,7 @@ func TestControlCommandsWithNoMount(t *testing.T) {
 }
 
 func TestControlStatusListInspect(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	genTree(t, dir, "local")
 	// A zero-width space and a bidi override hide in the body of one skill.
@@ -241,6 +243,7 @@ func regexpLine(s, expr string) bool {
 }
 
 func TestControlTwoMounts(t *testing.T) {
+	t.Parallel()
 	dirA, dirB := t.TempDir(), t.TempDir()
 	genTree(t, dirA, "a")
 	genTree(t, dirB, "b")
@@ -297,6 +300,7 @@ func TestControlTwoMounts(t *testing.T) {
 // Without XDG_RUNTIME_DIR the socket lives in the cache directory, and
 // --cache-dir finds it.
 func TestControlSocketInTheCacheDir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	genTree(t, dir, "local")
 	var env []string

@@ -309,6 +309,7 @@ func daemonAlive(t *testing.T, m *mount) {
 // reads still serve verified bytes (or fail with EIO and a log line),
 // never corrupt ones, and the daemon stays up.
 func TestCacheFilesystemFull(t *testing.T) {
+	t.Parallel()
 	cache := tmpfsCache(t, "2m")
 	dir := t.TempDir()
 	files := genTree(t, dir, "local")
@@ -334,6 +335,7 @@ func TestCacheFilesystemFull(t *testing.T) {
 // a running daemon. Bytes verified before still serve, others serve
 // verified from the server or fail with EIO, and the daemon stays up.
 func TestCacheFilesystemReadOnly(t *testing.T) {
+	t.Parallel()
 	cache := tmpfsCache(t, "64m")
 	dir := t.TempDir()
 	files := genTree(t, dir, "local")
@@ -400,6 +402,7 @@ const (
 // readdir and getxattr calls over a few hundred files and wants the
 // daemon's descriptors back at their baseline and its RSS under soakRSS.
 func TestSoakKeepsDescriptorsAndMemoryBounded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tree := map[string]string{}
 	for i := range 40 {

@@ -28,6 +28,7 @@ import (
 // the daemon's --debug trace names every notification sent, and without
 // them it names none.
 func TestNoNotifyChangesReachTheKernelWithinTheBound(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name     string
 		flags    []string

@@ -90,6 +90,7 @@ func TestMountRefusesProjectAgentFolders(t *testing.T) {
 // directory comes from the user database, and ~/.claude under it is
 // refused as such (not merely as some .claude folder).
 func TestMountRefusesHomeAgentFolderWithoutHOME(t *testing.T) {
+	t.Parallel()
 	u, err := user.Current()
 	if err != nil || u.HomeDir == "" || !filepath.IsAbs(u.HomeDir) {
 		t.Skipf("no home directory in the user database: %v", err)

@@ -333,6 +333,7 @@ func TestHungReadsDoNotStallOtherServers(t *testing.T) {
 // With no memory cache, one pass through a file loads (and re-hashes) it
 // from the store once, not once per kernel read (issue 8 item 12).
 func TestOnePassOneLoadWithoutMemoryCache(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := bytes.Repeat([]byte("four mebibytes of data\n"), 4<<20/23+1)[:4<<20]
 	writeTree(t, dir, map[string]string{
