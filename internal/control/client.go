@@ -165,7 +165,7 @@ func (c *Client) call(ctx context.Context, endpoint string, req, resp any) error
 		return fmt.Errorf("ask the mount at %s: %w", c.Mountpoint, err)
 	}
 	defer res.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(res.Body, maxAnswerRead))
+	b, err := readAnswer(res)
 	if err != nil {
 		return fmt.Errorf("ask the mount at %s: %w", c.Mountpoint, err)
 	}
@@ -191,6 +191,25 @@ func (c *Client) call(ctx context.Context, endpoint string, req, resp any) error
 // maxAnswerRead is the most of an answer the client reads: twice what a
 // mount sends (MaxAnswerBytes).
 const maxAnswerRead = 2 * MaxAnswerBytes
+
+// readAnswer reads at most maxAnswerRead bytes of res's body. A body whose
+// length the mount declared (writeJSON does) is read into one buffer of
+// that size rather than grown as it comes, which for a list answer of many
+// MiB would copy and allocate it about twice over.
+func readAnswer(res *http.Response) ([]byte, error) {
+	r := io.LimitReader(res.Body, maxAnswerRead)
+	if n := res.ContentLength; n > 0 && n <= maxAnswerRead {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r, b); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(r)
+}
 
 // TruncatedError is returned with the answer it describes: a list the
 // mount cut at MaxAnswerBytes. What was decoded is valid, and short.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -354,5 +356,40 @@ func TestListAnswerIsCapped(t *testing.T) {
 	st, err := c.Status(context.Background())
 	if err != nil || len(st.Servers) != 1 {
 		t.Errorf("status: %+v, %v", st, err)
+	}
+}
+
+// TestWriteJSONBody: the answer writeJSON sends in chunks is the encoding
+// of the whole value (without HTML escaping) and a newline, whatever its
+// size, and its Content-Length says so.
+func TestWriteJSONBody(t *testing.T) {
+	long := make([]wire.SkillInfo, 1200) // about 1.2 MB: past maxChunk
+	desc := strings.Repeat("<&>", 300)
+	for i := range long {
+		long[i] = wire.SkillInfo{Origin: "acme", Path: fmt.Sprintf("acme/s-%d", i), Description: desc}
+	}
+	for _, v := range []any{
+		errorBody{Error: "a <b>"},
+		[]wire.SkillInfo{},
+		[]wire.SkillInfo{{Origin: "acme", Path: "acme/a"}},
+		long,
+	} {
+		var want strings.Builder
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		writeJSON(rec, http.StatusOK, v)
+		if got := rec.Body.String(); got != want.String() {
+			t.Errorf("%T of %d bytes: body of %d bytes differs", v, want.Len(), len(got))
+		}
+		if cl := rec.Header().Get("Content-Length"); cl != fmt.Sprint(want.Len()) {
+			t.Errorf("%T of %d bytes: Content-Length %s", v, want.Len(), cl)
+		}
+		if h := rec.Header().Get(TruncatedHeader); h != "" {
+			t.Errorf("%T: %s %q", v, TruncatedHeader, h)
+		}
 	}
 }

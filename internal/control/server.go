@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -368,54 +369,96 @@ const MaxAnswerBytes = 32 << 20
 const TruncatedHeader = "Skillfs-Truncated"
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	b, omitted, total, err := encodeAnswer(v, MaxAnswerBytes)
+	a, err := encodeAnswer(v, MaxAnswerBytes)
 	if err != nil {
 		code = http.StatusInternalServerError
-		b, _ = json.Marshal(errorBody{Error: err.Error()})
+		b, _ := json.Marshal(errorBody{Error: err.Error()})
+		a = encoded{chunks: [][]byte{b}, n: len(b)}
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if omitted > 0 {
-		w.Header().Set(TruncatedHeader, fmt.Sprintf("%d of %d", omitted, total))
+	// The client sizes its read buffer by it (readAnswer).
+	w.Header().Set("Content-Length", strconv.Itoa(a.n+1))
+	if a.omitted > 0 {
+		w.Header().Set(TruncatedHeader, fmt.Sprintf("%d of %d", a.omitted, a.total))
 	}
 	w.WriteHeader(code)
-	w.Write(append(b, '\n'))
+	for _, c := range a.chunks {
+		if _, err := w.Write(c); err != nil {
+			return
+		}
+	}
+	w.Write([]byte{'\n'})
+}
+
+// maxChunk is the largest piece an encoded answer is kept in.
+const maxChunk = 1 << 20
+
+// encoded is an encoded answer, kept in chunks of at most maxChunk bytes
+// (or one item, if larger). A list answer runs to MaxAnswerBytes: built in
+// one buffer that doubles as it grows, it would be copied whole at every
+// doubling, and the buffers thrown away would come to as much again.
+type encoded struct {
+	chunks [][]byte
+	n      int // bytes in all chunks
+	// omitted of total items of a list were left out to stay under the cap.
+	omitted, total int
+}
+
+// write appends b, starting a chunk when the last one is full. Chunks
+// start small and double up to maxChunk, so a small answer stays small.
+func (e *encoded) write(b []byte) {
+	k := len(e.chunks)
+	if k == 0 || cap(e.chunks[k-1])-len(e.chunks[k-1]) < len(b) {
+		size := 512
+		if k > 0 {
+			size = min(2*cap(e.chunks[k-1]), maxChunk)
+		}
+		e.chunks = append(e.chunks, make([]byte, 0, max(size, len(b))))
+		k++
+	}
+	e.chunks[k-1] = append(e.chunks[k-1], b...)
+	e.n += len(b)
 }
 
 // encodeAnswer encodes v without HTML escaping (nothing here is HTML, and
 // '<' as "\u003c" is six bytes for one). A slice is encoded item by item
-// within max bytes; it returns how many items were left out of how many.
-func encodeAnswer(v any, max int) (b []byte, omitted, total int, err error) {
-	var item bytes.Buffer
+// within max bytes, and those that would pass it are left out.
+func encodeAnswer(v any, max int) (encoded, error) {
+	var (
+		out  encoded
+		item bytes.Buffer
+	)
 	enc := json.NewEncoder(&item)
 	enc.SetEscapeHTML(false)
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Slice {
 		if err := enc.Encode(v); err != nil {
-			return nil, 0, 0, err
+			return encoded{}, err
 		}
-		return bytes.TrimSuffix(item.Bytes(), []byte("\n")), 0, 0, nil
+		out.write(bytes.TrimSuffix(item.Bytes(), []byte("\n")))
+		return out, nil
 	}
-	var out bytes.Buffer
-	out.WriteByte('[')
-	total = rv.Len()
+	out.write([]byte{'['})
+	out.total = rv.Len()
 	kept := 0
-	for i := range total {
+	for i := range out.total {
 		item.Reset()
 		if err := enc.Encode(rv.Index(i).Interface()); err != nil {
-			return nil, 0, 0, err
+			return encoded{}, err
 		}
 		e := bytes.TrimSuffix(item.Bytes(), []byte("\n"))
-		if out.Len()+len(e)+2 > max {
+		if out.n+len(e)+2 > max {
 			break
 		}
 		if kept > 0 {
-			out.WriteByte(',')
+			out.write([]byte{','})
 		}
-		out.Write(e)
+		out.write(e)
 		kept++
 	}
-	out.WriteByte(']')
-	return out.Bytes(), total - kept, total, nil
+	out.write([]byte{']'})
+	out.omitted = out.total - kept
+	return out, nil
 }
 
 func checkRef(r SkillRef) error {
