@@ -11,16 +11,23 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillfs/skillfs/internal/testkit"
 )
 
 const (
 	bigURI   = "skill://big/SKILL.md"   // 20 MiB
 	overURI  = "skill://over/SKILL.md"  // 4 MiB: over a 1 MiB limit, cheap to render six times
-	midURI   = "skill://mid/SKILL.md"   // 512 KiB
+	midURI   = "skill://mid/SKILL.md"   // midSize()
 	smallURI = "skill://small/SKILL.md" // "hello"
 	mib      = 1 << 20
-	midSize  = 512 << 10
 )
+
+// midSize is the size of the mid resource and of the echo results of
+// TestCallLimits, whose limits are all set relative to it: 128 KiB, two
+// read windows (readBufSize) and more, or 512 KiB under -soak. It is not
+// tied to any limit of the package; TestCallLimits makes about a hundred
+// calls of it, which at 512 KiB cost a second of CPU.
+func midSize() int { return testkit.Size(128<<10, 512<<10) }
 
 // contents are the served files, made on first use: not at init, where
 // every child this test binary runs of itself would pay for their MiBs.
@@ -28,7 +35,7 @@ var contents = sync.OnceValue(func() map[string]string {
 	return map[string]string{
 		bigURI:   strings.Repeat("b", 20*mib),
 		overURI:  strings.Repeat("o", 4*mib),
-		midURI:   strings.Repeat("m", midSize),
+		midURI:   strings.Repeat("m", midSize()),
 		smallURI: "hello",
 	}
 })
@@ -232,20 +239,22 @@ func TestOverlongResponseKeepsSession(t *testing.T) {
 }
 
 // TestCallLimits shows that the context of a ClientSession call reaches the
-// connection (stdio: Connection.Write; HTTP: the POST): the same 512 KiB
-// response passes or fails by the limit on the call's context alone.
+// connection (stdio: Connection.Write; HTTP: the POST): the same response of
+// midSize() bytes passes or fails by the limit on the call's context alone.
 func TestCallLimits(t *testing.T) {
 	type call struct {
 		limit int64 // 0: no WithResponseLimit
 		ok    bool
 	}
+	midSize := midSize()
+	mid := int64(midSize)
 	tests := []struct {
 		name     string
 		maxFrame int64
 		calls    []call
 	}{
-		{"per-call limit decides", 0, []call{{midSize / 2, false}, {mib, true}, {0, true}, {midSize + 4<<10, true}, {midSize, false}}},
-		{"MaxFrame caps every call", midSize / 2, []call{{0, false}, {mib, false}, {midSize / 4, false}}},
+		{"per-call limit decides", 0, []call{{mid / 2, false}, {mib, true}, {0, true}, {mid + 4<<10, true}, {mid, false}}},
+		{"MaxFrame caps every call", mid / 2, []call{{0, false}, {mib, false}, {mid / 4, false}}},
 	}
 	for _, s := range setups {
 		for _, tt := range tests {
