@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -10,7 +11,11 @@ import (
 // 1 KiB lines naming label, so that a mismatch in a test's diff says where
 // the bytes came from and at which offset. Lines are copied from one
 // template, which keeps 16 MiB cheap even under the race detector.
-func filler(label string, n int) []byte {
+func filler(label string, n int) []byte { return appendFiller(nil, label, n) }
+
+// appendFiller appends filler(label, n) to b, growing b once: a big file
+// with a head of its own (oversize-skillmd) is then built in one buffer.
+func appendFiller(b []byte, label string, n int) []byte {
 	const lineLen = 1 << 10
 	tmpl := make([]byte, lineLen)
 	for i := range tmpl {
@@ -20,12 +25,15 @@ func filler(label string, n int) []byte {
 	// the label fills.
 	at := min(copy(tmpl, label+" line "), lineLen-9)
 	tmpl[lineLen-1] = '\n'
-	b := make([]byte, n+lineLen)
+	// The last line's number may be written past n: room for it, cut below.
+	start := len(b)
+	b = slices.Grow(b, n+lineLen)[:start+n+lineLen]
+	out := b[start:]
 	for off, i := 0, 0; off < n; off, i = off+lineLen, i+1 {
-		copy(b[off:], tmpl)
-		copy(b[off+at:], appendPadded(nil, i, 8))
+		copy(out[off:], tmpl)
+		copy(out[off+at:], appendPadded(nil, i, 8))
 	}
-	return b[:n:n]
+	return b[: start+n : start+n]
 }
 
 // appendPadded appends i in decimal, zero-padded to width digits.
