@@ -206,8 +206,12 @@ func (s *Server) listPage(cursor string) (json.RawMessage, string, error) {
 	return bad()
 }
 
+// marshalEntry renders e as json.Marshal does. It calls MarshalJSON
+// itself: json.Marshal would only check and copy its bytes, compact and
+// HTML-escaped already, which for the MiBs of a heavy or huge page is
+// much of the cost of serving it.
 func marshalEntry(e skill.Entry) json.RawMessage {
-	b, err := json.Marshal(e)
+	b, err := e.MarshalJSON()
 	if err != nil {
 		// Every entry is built by this package from strings and numbers.
 		panic(fmt.Sprintf("hostile: marshal entry %s: %v", e.URI, err))
@@ -365,8 +369,31 @@ func mimeOf(uri string) string {
 
 // contents renders one resource content as the honest server does: text
 // for non-empty UTF-8, a blob otherwise (an empty text would vanish
-// under omitempty in go-sdk's own type).
+// under omitempty in go-sdk's own type). The bytes are those
+// json.Marshal writes for contentsMap's map; a text of the common kind
+// (textLength) is written without it, into one buffer sized at once,
+// because json.Marshal's copies and regrowths of the MiBs of the big
+// fixtures cost a test more than the rest of serving them.
 func contents(uri string, b []byte) json.RawMessage {
+	n, ok := textLength(b)
+	if !ok {
+		return contentsMap(uri, b)
+	}
+	// The keys in encoding/json's order for a map: sorted.
+	mime, _ := json.Marshal(mimeOf(uri))
+	u, _ := json.Marshal(uri)
+	out := make([]byte, 0, len(`{"mimeType":,"text":,"uri":}`)+len(mime)+n+len(u))
+	out = append(out, `{"mimeType":`...)
+	out = append(out, mime...)
+	out = append(out, `,"text":`...)
+	out = appendText(out, b)
+	out = append(out, `,"uri":`...)
+	out = append(out, u...)
+	return append(out, '}')
+}
+
+// contentsMap is contents through json.Marshal, for any bytes.
+func contentsMap(uri string, b []byte) json.RawMessage {
 	c := map[string]any{"uri": uri, "mimeType": mimeOf(uri)}
 	if len(b) > 0 && utf8.Valid(b) {
 		c["text"] = string(b)
@@ -378,6 +405,68 @@ func contents(uri string, b []byte) json.RawMessage {
 		panic(fmt.Sprintf("hostile: marshal contents of %s: %v", uri, err))
 	}
 	return raw
+}
+
+// textEscape[c] is, for an ASCII byte c, what follows the backslash when
+// encoding/json escapes c as two bytes; 0 when c goes into a string as
+// it is; 1 for the bytes it escapes otherwise (\u00XX, \u003c for <, >
+// and &), which textLength leaves to contentsMap.
+var textEscape = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		if c < ' ' {
+			t[c] = 1
+		}
+	}
+	t['<'], t['>'], t['&'] = 1, 1, 1
+	t['"'], t['\\'] = '"', '\\'
+	t['\n'], t['\r'], t['\t'] = 'n', 'r', 't'
+	return t
+}()
+
+// textLength reports whether contents sends b as a text that appendText
+// writes as encoding/json does: non-empty valid UTF-8 with no ASCII byte
+// of textEscape's 1 and neither U+2028 nor U+2029. n is the length
+// appendText writes.
+func textLength(b []byte) (n int, ok bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	n = len(b) + 2
+	for i := 0; i < len(b); {
+		if c := b[i]; c < utf8.RuneSelf {
+			switch textEscape[c] {
+			case 0:
+			case 1:
+				return 0, false
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			return 0, false
+		}
+		i += size
+	}
+	return n, true
+}
+
+// appendText appends b, which textLength accepted, as a JSON string.
+func appendText(out, b []byte) []byte {
+	out = append(out, '"')
+	start := 0
+	for i, c := range b {
+		if c >= utf8.RuneSelf || textEscape[c] == 0 {
+			continue
+		}
+		out = append(out, b[start:i]...)
+		out = append(out, '\\', textEscape[c])
+		start = i + 1
+	}
+	out = append(out, b[start:]...)
+	return append(out, '"')
 }
 
 func (s *Server) readResource(ctx context.Context, p *mcp.ReadResourceParams) (mcp.Result, error) {
