@@ -60,26 +60,74 @@ func HeavySkill(h Heavy, n int) (Skill, map[string][]byte) {
 // skill://heavy-N/<padding>/f-NNNNN.txt, the padding split into segments
 // of at most 200 bytes so that no segment is over NAME_MAX.
 func heavySkill(h Heavy, n int) *skillDef {
+	d := heavySkillMD(h, n)
+	files := make([]*file, 0, h.Resources)
+	files = append(files, d.files[0])
+	pad := heavyPadding{h: h, prefix: d.dir() + "/"}
+	for i := 1; i < h.Resources; i++ {
+		files = append(files, heavyText(pad.uri(i)))
+	}
+	d.files = files
+	return d
+}
+
+// heavySkillMD is heavy-N with its SKILL.md alone.
+func heavySkillMD(h Heavy, n int) *skillDef {
 	name := "heavy-" + strconv.Itoa(n)
 	desc := "Heavy skill " + strconv.Itoa(n) + " "
 	if pad := h.DescriptionLength - len(desc); pad > 0 {
 		desc += strings.Repeat("d", pad)
 	}
-	var files []*file
-	prefix := "skill://" + name + "/"
-	for i := 1; i < h.Resources; i++ {
-		leaf := "f-" + appendPaddedString(i, 5) + ".txt"
-		pad := max(h.URILength-len(prefix)-len(leaf)-1, 1)
+	return basic(ModeHeavyList, name, desc, "# "+name+"\n\nOne of the heavy listing's skills.\n")
+}
+
+// heavyText is the heavy file at uri.
+func heavyText(uri string) *file { return text(uri, "heavy file "+uri+"\n") }
+
+// heavyPadding names the files of one heavy skill. The padding depends
+// only on the length of a file's leaf name, the same for nearly all of
+// them, so it is built once per length rather than once per file.
+type heavyPadding struct {
+	h       Heavy
+	prefix  string // skill://heavy-N/
+	leafLen int
+	padding string // the segments and their slashes, for leafLen
+}
+
+// uri is the URI of file i (1 ≤ i < Resources).
+func (p *heavyPadding) uri(i int) string {
+	leaf := "f-" + appendPaddedString(i, 5) + ".txt"
+	if len(leaf) != p.leafLen || p.padding == "" {
+		pad := max(p.h.URILength-len(p.prefix)-len(leaf)-1, 1)
 		var segs []string
 		for pad > 0 {
 			k := min(pad, 200)
 			segs = append(segs, strings.Repeat("p", k))
 			pad -= k + 1 // the next segment's slash
 		}
-		uri := prefix + strings.Join(segs, "/") + "/" + leaf
-		files = append(files, text(uri, "heavy file "+uri+"\n"))
+		p.leafLen, p.padding = len(leaf), strings.Join(segs, "/")+"/"
 	}
-	return basic(ModeHeavyList, name, desc, "# "+name+"\n\nOne of the heavy listing's skills.\n", files...)
+	return p.prefix + p.padding + leaf
+}
+
+// heavyFile returns heavy-N's file at uri, nil if it has none there:
+// what resources/read serves, built without the skill's other files.
+func heavyFile(h Heavy, n int, uri string) *file {
+	d := heavySkillMD(h, n)
+	if uri == d.uri {
+		return d.files[0]
+	}
+	leaf := uri[strings.LastIndexByte(uri, '/')+1:]
+	digits, ok := strings.CutPrefix(strings.TrimSuffix(leaf, ".txt"), "f-")
+	i, err := strconv.Atoi(digits)
+	if !ok || err != nil || i < 1 || i >= h.Resources {
+		return nil
+	}
+	pad := heavyPadding{h: h, prefix: d.dir() + "/"}
+	if pad.uri(i) != uri {
+		return nil
+	}
+	return heavyText(uri)
 }
 
 func appendPaddedString(i, width int) string { return string(appendPadded(nil, i, width)) }

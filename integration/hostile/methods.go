@@ -483,13 +483,7 @@ func (s *Server) readResource(ctx context.Context, p *mcp.ReadResourceParams) (m
 	}
 	f := s.files[uri]
 	if f == nil {
-		if d := s.generatedFor(uri); d != nil {
-			for _, df := range d.files {
-				if df.uri == uri {
-					f = df
-				}
-			}
-		}
+		f = s.generatedFile(uri)
 	}
 	if f == nil {
 		return nil, mcp.ResourceNotFoundError(uri)

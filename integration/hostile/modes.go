@@ -75,25 +75,57 @@ func generatedSkill(family string, n int) *skillDef {
 // the server's mode serves that family; callers compare the URI with the
 // skill's own.
 func (s *Server) generatedFor(uri string) *skillDef {
+	family, n, ok := s.generatedName(uri)
+	switch {
+	case !ok:
+		return nil
+	case family == "heavy":
+		return heavySkill(s.opts.Heavy.withDefaults(), n)
+	}
+	return generatedSkill(family, n)
+}
+
+// generatedFile returns the generated file at uri, if the server's mode
+// serves one there. A heavy skill's file is built alone: building the
+// whole skill, 512 files, for each read would cost a host's reads of it
+// (some hundreds) more than their checks.
+func (s *Server) generatedFile(uri string) *file {
+	family, n, ok := s.generatedName(uri)
+	switch {
+	case !ok:
+		return nil
+	case family == "heavy":
+		return heavyFile(s.opts.Heavy.withDefaults(), n, uri)
+	}
+	for _, f := range generatedSkill(family, n).files {
+		if f.uri == uri {
+			return f
+		}
+	}
+	return nil
+}
+
+// generatedName parses the folder a URI is in as a generated skill's
+// name, family-N, if the server's mode serves that family.
+func (s *Server) generatedName(uri string) (family string, n int, ok bool) {
 	rest, ok := strings.CutPrefix(uri, "skill://")
 	if !ok {
-		return nil
+		return "", 0, false
 	}
 	name, _, _ := strings.Cut(rest, "/")
 	m := generatedName.FindStringSubmatch(name)
 	if m == nil {
-		return nil
+		return "", 0, false
 	}
-	n, _ := strconv.Atoi(m[2])
+	n, _ = strconv.Atoi(m[2])
 	switch {
 	case m[1] == "endless" && s.opts.Mode == ModeEndlessList:
 	case m[1] == "bulk" && s.opts.Mode == ModeHugeListPage && n < bulkCount:
 	case m[1] == "heavy" && s.opts.Mode == ModeHeavyList:
-		return heavySkill(s.opts.Heavy.withDefaults(), n)
 	default:
-		return nil
+		return "", 0, false
 	}
-	return generatedSkill(m[1], n)
+	return m[1], n, true
 }
 
 // A MalformedEntry is one of the entries the malformed-list mode mixes
