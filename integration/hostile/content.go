@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // filler returns exactly n bytes of deterministic ASCII text: numbered
@@ -48,24 +49,54 @@ func appendPadded(b []byte, i, width int) []byte {
 // yamlQuote renders s as a YAML double-quoted scalar. JSON string syntax is
 // a subset of YAML's double-quoted style, so the YAML reader gets back
 // exactly s.
-func yamlQuote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+func yamlQuote(s string) string { return string(appendYAMLQuote(nil, s)) }
+
+// appendYAMLQuote appends yamlQuote(s) to b: json.Marshal's bytes for s,
+// written without it when s needs no escaping, as nearly every name and
+// description does (huge-list-page renders 27,000 of them a page).
+func appendYAMLQuote(b []byte, s string) []byte {
+	if !jsonVerbatim(s) {
+		q, _ := json.Marshal(s) // a string always encodes
+		return append(b, q...)
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// jsonVerbatim reports whether json.Marshal writes s between quotes as
+// it is: valid UTF-8 with no ASCII byte textEscape escapes, and neither
+// U+2028 nor U+2029.
+func jsonVerbatim(s string) bool {
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if textEscape[c] != 0 {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			return false
+		}
+		i += size
+	}
+	return true
 }
 
 // skillMD renders a SKILL.md: frontmatter with name and description, then
 // extraYAML (whole lines, already formatted), then body.
 func skillMD(name, description, extraYAML, body string) []byte {
-	var b strings.Builder
-	b.WriteString("---\nname: ")
-	b.WriteString(yamlQuote(name))
-	b.WriteString("\ndescription: ")
-	b.WriteString(yamlQuote(description))
-	b.WriteString("\n")
-	b.WriteString(extraYAML)
-	b.WriteString("---\n")
-	b.WriteString(body)
-	return []byte(b.String())
+	b := make([]byte, 0, len("---\nname: \"\"\ndescription: \"\"\n---\n")+len(name)+len(description)+len(extraYAML)+len(body))
+	b = append(b, "---\nname: "...)
+	b = appendYAMLQuote(b, name)
+	b = append(b, "\ndescription: "...)
+	b = appendYAMLQuote(b, description)
+	b = append(b, '\n')
+	b = append(b, extraYAML...)
+	b = append(b, "---\n"...)
+	return append(b, body...)
 }
 
 // frontmatter is the JSON rendering of the frontmatter skillMD writes,

@@ -10,8 +10,8 @@ import (
 )
 
 // TestContentsAsMarshal holds contents to contentsMap, json.Marshal of a
-// map: the same bytes for every text, whether or not contents writes it
-// itself.
+// map, and yamlQuote to json.Marshal: the same bytes for every text,
+// whether or not they write it themselves.
 func TestContentsAsMarshal(t *testing.T) {
 	inputs := []string{
 		"", "a", "\n", `"`, `\`, "<>&", "a\u2028b", "\u2029", "é ✓ 🙂", "\x7f", "\xff", "a\xc3", "tab\there\r\n",
@@ -42,6 +42,9 @@ func TestContentsAsMarshal(t *testing.T) {
 		}
 		if _, ok := textLength([]byte(in)); ok {
 			fast++
+		}
+		if want, _ := json.Marshal(in); yamlQuote(in) != string(want) {
+			t.Fatalf("yamlQuote(%q) = %s, want %s", in, yamlQuote(in), want)
 		}
 	}
 	if fast < len(inputs)/10 {

@@ -254,8 +254,10 @@ func (d *skillDef) entry(phase string, get bool) skill.Entry {
 }
 
 // text is an honest, listed file of fixed content.
-func text(uri, s string) *file {
-	b := []byte(s)
+func text(uri, s string) *file { return textBytes(uri, []byte(s)) }
+
+// textBytes is text of the content b, which it keeps: b must not change.
+func textBytes(uri string, b []byte) *file {
 	return &file{uri: uri, listed: true, tree: true, read: Honest, gen: func() []byte { return b }}
 }
 
@@ -282,7 +284,7 @@ func outside(uri string) *file {
 func basic(fixture, path, description, body string, files ...*file) *skillDef {
 	name := path[strings.LastIndexByte(path, '/')+1:]
 	uri := "skill://" + path + "/SKILL.md"
-	md := text(uri, string(skillMD(name, description, "", body)))
+	md := textBytes(uri, skillMD(name, description, "", body))
 	return &skillDef{
 		fixture:  fixture,
 		uri:      uri,
