@@ -17,7 +17,19 @@ func filler(label string, n int) []byte { return appendFiller(nil, label, n) }
 // appendFiller appends filler(label, n) to b, growing b once: a big file
 // with a head of its own (oversize-skillmd) is then built in one buffer.
 func appendFiller(b []byte, label string, n int) []byte {
+	start := len(b)
+	b = slices.Grow(b, n)
+	fillerBlocks(label, n, func(p []byte) { b = append(b, p...) })
+	return b[: start+n : start+n]
+}
+
+// fillerBlocks passes filler(label, n) to fn in order, in blocks of at
+// most 64 KiB of one buffer that fn must not keep: a big file is hashed
+// or sent without a buffer of its size, which a test's machine may be
+// slow to provide (each fresh page is a fault).
+func fillerBlocks(label string, n int, fn func([]byte)) {
 	const lineLen = 1 << 10
+	const blockLen = 64 * lineLen
 	tmpl := make([]byte, lineLen)
 	for i := range tmpl {
 		tmpl[i] = '.'
@@ -26,15 +38,18 @@ func appendFiller(b []byte, label string, n int) []byte {
 	// the label fills.
 	at := min(copy(tmpl, label+" line "), lineLen-9)
 	tmpl[lineLen-1] = '\n'
-	// The last line's number may be written past n: room for it, cut below.
-	start := len(b)
-	b = slices.Grow(b, n+lineLen)[:start+n+lineLen]
-	out := b[start:]
-	for off, i := 0, 0; off < n; off, i = off+lineLen, i+1 {
-		copy(out[off:], tmpl)
-		copy(out[off+at:], appendPadded(nil, i, 8))
+	block := make([]byte, blockLen)
+	var num [8]byte
+	for off, line := 0, 0; off < n; {
+		k := min(blockLen, n-off)
+		// Whole lines, the last one cut at k.
+		for j := 0; j < k; j, line = j+lineLen, line+1 {
+			copy(block[j:], tmpl)
+			copy(block[j+at:], appendPadded(num[:0], line, 8))
+		}
+		fn(block[:k])
+		off += k
 	}
-	return b[: start+n : start+n]
 }
 
 // appendPadded appends i in decimal, zero-padded to width digits.

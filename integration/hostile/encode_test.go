@@ -9,9 +9,10 @@ import (
 	"testing"
 )
 
-// TestContentsAsMarshal holds contents to contentsMap, json.Marshal of a
-// map, and yamlQuote to json.Marshal: the same bytes for every text,
-// whether or not they write it themselves.
+// TestContentsAsMarshal holds contents and contentsBlocks to contentsMap,
+// json.Marshal of a map, and yamlQuote to json.Marshal: the same bytes
+// for every text, whether or not they write it themselves, and however
+// contentsBlocks gets it in pieces.
 func TestContentsAsMarshal(t *testing.T) {
 	inputs := []string{
 		"", "a", "\n", `"`, `\`, "<>&", "a\u2028b", "\u2029", "é ✓ 🙂", "\x7f", "\xff", "a\xc3", "tab\there\r\n",
@@ -38,6 +39,19 @@ func TestContentsAsMarshal(t *testing.T) {
 			got, want := contents(uri, []byte(in)), contentsMap(uri, []byte(in))
 			if !bytes.Equal(got, want) {
 				t.Fatalf("contents(%q, %q):\n got %s\nwant %s", uri, in, got, want)
+			}
+			var pieces []string
+			for rest := in; len(rest) > 0; {
+				k := 1 + rng.IntN(len(rest))
+				pieces, rest = append(pieces, rest[:k]), rest[k:]
+			}
+			blocks := func(fn func([]byte)) {
+				for _, p := range pieces {
+					fn([]byte(p))
+				}
+			}
+			if got := contentsBlocks(uri, blocks, func() []byte { return []byte(in) }); !bytes.Equal(got, want) {
+				t.Fatalf("contentsBlocks(%q, %q):\n got %s\nwant %s", uri, pieces, got, want)
 			}
 		}
 		if _, ok := textLength([]byte(in)); ok {

@@ -1,6 +1,10 @@
 package hostile
 
-import "github.com/skillfs/skillfs/internal/skill"
+import (
+	"io"
+
+	"github.com/skillfs/skillfs/internal/skill"
+)
 
 // A Skill is one skill a fixture publishes, for tests to compare with what
 // a host shows.
@@ -28,6 +32,25 @@ type File struct {
 // digest and size describe, for an unlisted one what is served. Big files
 // are generated on each call.
 func (f File) Bytes() []byte { return f.f.gen() }
+
+// WriteTo writes the bytes Bytes returns to w: a big generated file in
+// pieces, so that a test can hash it without a buffer of its size.
+func (f File) WriteTo(w io.Writer) (int64, error) {
+	if f.f.blocks == nil {
+		n, err := w.Write(f.f.gen())
+		return int64(n), err
+	}
+	var n int64
+	var err error
+	f.f.blocks(func(p []byte) {
+		if err == nil {
+			var k int
+			k, err = w.Write(p)
+			n += int64(k)
+		}
+	})
+	return n, err
+}
 
 // Updated returns stale's content B for data.txt, nil for every other file.
 func (f File) Updated() []byte {

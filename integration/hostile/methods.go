@@ -456,6 +456,12 @@ func textLength(b []byte) (n int, ok bool) {
 // appendText appends b, which textLength accepted, as a JSON string.
 func appendText(out, b []byte) []byte {
 	out = append(out, '"')
+	out = appendTextBody(out, b)
+	return append(out, '"')
+}
+
+// appendTextBody is appendText without the quotes, for a text in pieces.
+func appendTextBody(out, b []byte) []byte {
 	start := 0
 	for i, c := range b {
 		if c >= utf8.RuneSelf || textEscape[c] == 0 {
@@ -465,8 +471,44 @@ func appendText(out, b []byte) []byte {
 		out = append(out, '\\', textEscape[c])
 		start = i + 1
 	}
-	out = append(out, b[start:]...)
-	return append(out, '"')
+	return append(out, b[start:]...)
+}
+
+// contentsBlocks is contents(uri, gen()) for a big file whose bytes
+// blocks passes in pieces (file.blocks): a non-empty text of ASCII that
+// textLength accepts, as generated files are, is written from two passes
+// over the pieces without gen's buffer of the whole; anything else takes
+// contents.
+func contentsBlocks(uri string, blocks func(fn func([]byte)), gen func() []byte) json.RawMessage {
+	n, ok := 2, true
+	blocks(func(p []byte) {
+		if !ok {
+			return
+		}
+		for _, c := range p {
+			if c >= utf8.RuneSelf || textEscape[c] == 1 {
+				ok = false
+				return
+			}
+			if textEscape[c] != 0 {
+				n++
+			}
+		}
+		n += len(p)
+	})
+	if !ok || n == 2 {
+		return contents(uri, gen())
+	}
+	mime, _ := json.Marshal(mimeOf(uri))
+	u, _ := json.Marshal(uri)
+	out := make([]byte, 0, len(`{"mimeType":,"text":,"uri":}`)+len(mime)+n+len(u))
+	out = append(out, `{"mimeType":`...)
+	out = append(out, mime...)
+	out = append(out, `,"text":"`...)
+	blocks(func(p []byte) { out = appendTextBody(out, p) })
+	out = append(out, `","uri":`...)
+	out = append(out, u...)
+	return append(out, '}')
 }
 
 func (s *Server) readResource(ctx context.Context, p *mcp.ReadResourceParams) (mcp.Result, error) {
@@ -490,6 +532,10 @@ func (s *Server) readResource(ctx context.Context, p *mcp.ReadResourceParams) (m
 	}
 	if f.read != Honest {
 		s.log.Info("misbehaving", "op", methodRead, "uri", uri, "err", string(f.read))
+	}
+	if f.read == Honest && f.blocks != nil {
+		res.Contents = []json.RawMessage{contentsBlocks(uri, f.blocks, f.gen)}
+		return res, nil
 	}
 	b := f.gen()
 	switch f.read {
@@ -549,7 +595,8 @@ func (s *Server) readResource(ctx context.Context, p *mcp.ReadResourceParams) (m
 		res.Contents = []json.RawMessage{contents(uri, b), contents(uri, b)}
 		return res, nil
 	case HugeText:
-		res.Contents = []json.RawMessage{contents(uri, filler(uri, MalformedHugeTextSize))}
+		huge := func(fn func([]byte)) { fillerBlocks(uri, MalformedHugeTextSize, fn) }
+		res.Contents = []json.RawMessage{contentsBlocks(uri, huge, func() []byte { return filler(uri, MalformedHugeTextSize) })}
 		return res, nil
 	case TextAndBlob:
 		raw, _ := json.Marshal(map[string]string{"uri": uri, "mimeType": mimeOf(uri), "text": string(b), "blob": base64.StdEncoding.EncodeToString(b)})
