@@ -78,14 +78,11 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-// bigFrames are the fixtures whose responses exceed go-sdk's 16 MiB line
-// cap; their sessions run over a pipe without it.
-var bigFrames = map[string]bool{hostile.OversizeSkillMD: true, hostile.MalformedRead: true}
-
 // TestFixtureReads serves each fixture alone, reads every file it serves
-// with a go-sdk client and checks, recomputing sha256 and sizes on the
-// client, that honest files are honest and each misbehaving one misbehaves
-// exactly as its Behaviour says.
+// with a go-sdk client (or, for the few texts of MiBs, streams it) and
+// checks, recomputing sha256 and sizes on the client, that honest files
+// are honest and each misbehaving one misbehaves exactly as its Behaviour
+// says.
 func TestFixtureReads(t *testing.T) {
 	for _, fixture := range append([]string{hostile.HonestA, hostile.HonestB}, hostile.Fixtures()...) {
 		t.Run(fixture, func(t *testing.T) {
@@ -97,11 +94,15 @@ func TestFixtureReads(t *testing.T) {
 				opts.Logger = testLogger(t)
 			}
 			s := newServer(t, opts)
-			var cs *mcp.ClientSession
-			if bigFrames[fixture] {
-				cs = connectPipe(t, s, eraNew)
-			} else {
-				cs = connect(t, s, eraNew)
+			cs := connect(t, s, eraNew)
+			// Big texts are streamed on a session of their own
+			// (stream_test.go), opened on the first.
+			var rc *rawClient
+			raw := func() *rawClient {
+				if rc == nil {
+					rc = rawSession(t, s)
+				}
+				return rc
 			}
 			raws, _ := listAll(t, cs, 10)
 			listed := map[string]skill.Entry{}
@@ -119,7 +120,7 @@ func TestFixtureReads(t *testing.T) {
 					t.Fatalf("%s is not listed", sk.Entry.URI)
 				}
 				for _, f := range sk.Files {
-					checkFile(t, cs, e, f)
+					checkFile(t, cs, raw, e, f)
 				}
 			}
 			if fixture == hostile.DieMidRead {
@@ -147,28 +148,56 @@ var sameAsRead = map[string]bool{
 	"skill://declared-total-over/parts/part-3.txt": true,
 }
 
-// checkFile reads f and checks it against its Behaviour and entry e.
-func checkFile(t *testing.T, cs *mcp.ClientSession, e skill.Entry, f hostile.File) {
+// streamedSize is the size over which checkFile streams a text
+// (rawClient.readText) rather than read it whole with go-sdk.
+const streamedSize = 1 << 20
+
+// checkFile reads f and checks it against its Behaviour and entry e, on
+// cs or, for a big text, on the session raw returns.
+func checkFile(t *testing.T, cs *mcp.ClientSession, raw func() *rawClient, e skill.Entry, f hostile.File) {
 	t.Helper()
 	ctx := t.Context()
-	honest := f.Bytes()
+	// The honest bytes' size and digest, and the bytes themselves of a
+	// file read whole: a big one is only summed, as it is read.
+	sum := newTextSum()
+	if _, err := f.WriteTo(sum); err != nil {
+		t.Fatal(err)
+	}
+	var honest []byte
+	if sum.size <= streamedSize {
+		honest = f.Bytes()
+	}
 	r, inManifest := e.Resource(f.URI)
 	if e.Manifest == skill.Listed && inManifest != f.Listed {
 		t.Errorf("%s: in resources %v, want %v", f.URI, inManifest, f.Listed)
 	}
 	// old-revision lists no sizes: only the digest describes the bytes.
-	sizeOK := func(b []byte) bool { return !r.HasSize || int64(len(b)) == r.Size }
-	if inManifest && (sha(honest) != r.Digest || !sizeOK(honest)) {
+	sizeOK := func(n int) bool { return !r.HasSize || int64(n) == r.Size }
+	if inManifest && (sum.digest() != r.Digest || !sizeOK(int(sum.size))) {
 		t.Errorf("%s: the listing's digest and size do not describe the honest bytes", f.URI)
 	}
 	if inManifest && r.HasSize == (e.URI == "skill://old-revision/SKILL.md") {
 		t.Errorf("%s: size present %v; only old-revision leaves sizes out", f.URI, r.HasSize)
 	}
-	matches := func(b []byte) bool { return sha(b) == r.Digest && sizeOK(b) }
+	matches := func(b []byte) bool { return sha(b) == r.Digest && sizeOK(len(b)) }
 
 	switch f.Behaviour {
 	case hostile.Honest, hostile.Phased, hostile.Restarted, hostile.DiesWhenDying:
 		if sameAsRead[f.URI] {
+			return
+		}
+		if honest == nil {
+			got, err := raw().readText(f.URI)
+			if err != nil {
+				t.Errorf("read %s: %v", f.URI, err)
+				return
+			}
+			if d := got.digest(); got.size != sum.size || d != sum.digest() || (inManifest && (d != r.Digest || !sizeOK(int(got.size)))) {
+				t.Errorf("read %s: %d bytes, not the honest %d", f.URI, got.size, sum.size)
+			}
+			if f.URI == e.URI {
+				checkFrontmatter(t, e, got.head)
+			}
 			return
 		}
 		got, err := read(ctx, cs, f.URI)
@@ -265,9 +294,9 @@ func checkFile(t *testing.T, cs *mcp.ClientSession, e skill.Entry, f hostile.Fil
 			}
 		}
 	case hostile.HugeText:
-		got, err := read(ctx, cs, f.URI)
-		if err != nil || len(got) != hostile.MalformedHugeTextSize || r.Size != 10 {
-			t.Errorf("read %s: %d bytes (err %v) for a declared size of %d; want %d", f.URI, len(got), err, r.Size, hostile.MalformedHugeTextSize)
+		got, err := raw().readText(f.URI)
+		if err != nil || got.size != hostile.MalformedHugeTextSize || r.Size != 10 {
+			t.Errorf("read %s: %v, or not %d bytes for a declared size of %d", f.URI, err, hostile.MalformedHugeTextSize, r.Size)
 		}
 	case hostile.TextAndBlob:
 		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: f.URI})

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"sync"
 	"testing"
@@ -116,14 +115,6 @@ func connect(t *testing.T, s *hostile.Server, era string) *mcp.ClientSession {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	return connectTransports(t, s, st, ct, era)
-}
-
-// connectPipe is connect over net.Pipe without go-sdk's 16 MiB cap on the
-// client's frames, for the fixtures that send more.
-func connectPipe(t *testing.T, s *hostile.Server, era string) *mcp.ClientSession {
-	t.Helper()
-	c1, c2 := net.Pipe()
-	return connectTransports(t, s, &mcp.IOTransport{Reader: c1, Writer: c1}, &mcp.IOTransport{Reader: c2, Writer: c2, MaxLineLength: -1}, era)
 }
 
 func connectTransports(t *testing.T, s *hostile.Server, st, ct mcp.Transport, era string) *mcp.ClientSession {

@@ -3,6 +3,7 @@ package hostile_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -64,29 +65,65 @@ func TestModeEndlessList(t *testing.T) {
 	checkHonestGenerated(t, cs, last)
 }
 
+// TestModeHugeListPage: after the catalog, one last page of at least
+// HugeListPageSize bytes, whose entries are real; the session that took
+// it still works. The page is streamed (stream_test.go): its size and
+// its entries counted, one kept.
 func TestModeHugeListPage(t *testing.T) {
-	cs := connectPipe(t, newServer(t, hostile.Options{Fixtures: []string{}, Mode: hostile.ModeHugeListPage}), eraNew)
-	ctx := t.Context()
-	first, err := mcp.CallCustomMethod[*listParams, *listResult](ctx, cs, "skills/list", &listParams{})
+	s := newServer(t, hostile.Options{Fixtures: []string{}, Mode: hostile.ModeHugeListPage})
+	rc := rawSession(t, s)
+	res, err := rc.call("skills/list", map[string]any{})
+	var first listResult
+	if err == nil && res.Error != nil {
+		err = fmt.Errorf("error %d: %s", res.Error.Code, res.Error.Message)
+	}
+	if err == nil {
+		err = json.Unmarshal(res.Result, &first)
+	}
 	if err != nil || first.NextCursor == "" {
 		t.Fatalf("first page: %v, cursor %q", err, first.NextCursor)
 	}
-	huge, err := mcp.CallCustomMethod[*listParams, *listResult](ctx, cs, "skills/list", &listParams{Cursor: first.NextCursor})
+	var size int64
+	var entries int
+	var probe json.RawMessage
+	next := ""
+	err = rc.stream("skills/list", map[string]any{"cursor": first.NextCursor}, func(w *jsonWalker) error {
+		return w.object(func(key string) error {
+			switch key {
+			case "skills":
+				if _, err := w.peek(); err != nil {
+					return err
+				}
+				start := w.n
+				defer func() { size = w.n - start }()
+				return w.array(func(i int) error {
+					entries++
+					if i == 123 {
+						var err error
+						probe, err = w.raw()
+						return err
+					}
+					return w.skip()
+				})
+			case "nextCursor":
+				return w.small(&next)
+			}
+			return w.skip()
+		})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(huge.Skills) < hostile.HugeListPageSize || huge.NextCursor != "" {
-		t.Errorf("huge page: %d bytes, cursor %q; want at least %d and the last page", len(huge.Skills), huge.NextCursor, hostile.HugeListPageSize)
+	if size < hostile.HugeListPageSize || next != "" {
+		t.Errorf("huge page: %d bytes, cursor %q; want at least %d and the last page", size, next, hostile.HugeListPageSize)
 	}
-	var entries []json.RawMessage
-	if err := json.Unmarshal(huge.Skills, &entries); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("huge page: %d entries, %d bytes", len(entries), len(huge.Skills))
-	// The session is still good after the huge page, and its entries are real.
-	checkHonestGenerated(t, cs, entries[123])
-	if _, err := getSkill(ctx, cs, "skill://honest-a/SKILL.md"); err != nil {
+	t.Logf("huge page: %d entries, %d bytes", entries, size)
+	// Its entries are real, and the session is still good after it.
+	checkHonestGenerated(t, connect(t, s, eraNew), probe)
+	if res, err := rc.call("skills/get", map[string]any{"uri": "skill://honest-a/SKILL.md"}); err != nil {
 		t.Errorf("skills/get after the huge page: %v", err)
+	} else if res.Error != nil {
+		t.Errorf("skills/get after the huge page: %+v", *res.Error)
 	}
 }
 
