@@ -176,7 +176,6 @@ type jsonWalker struct {
 	r   *bufio.Reader
 	rec *[]byte      // when set, every byte read is appended to it
 	n   int64        // bytes read
-	buf []byte       // str's, reused
 	key bytes.Buffer // object's keys, reused
 }
 
@@ -306,52 +305,58 @@ func (w *jsonWalker) array(element func(i int) error) error {
 	}
 }
 
-// str walks a string, writing its decoded bytes to sink in pieces.
+// str walks a string, writing its decoded bytes to sink in pieces,
+// which sink must not keep.
 func (w *jsonWalker) str(sink io.Writer) error {
 	if err := w.expect('"'); err != nil {
 		return err
 	}
-	if w.buf == nil {
-		w.buf = make([]byte, 0, 32<<10)
-	}
-	out := w.buf[:0]
-	flush := func() {
-		sink.Write(out)
-		out = w.buf[:0]
-	}
 	for {
-		if len(out) > cap(out)-utf8.UTFMax {
-			flush()
+		// The run of plain bytes the reader holds goes to sink as it is.
+		if _, err := w.r.Peek(1); err != nil {
+			return err
+		}
+		buf, _ := w.r.Peek(w.r.Buffered())
+		i := 0
+		for i < len(buf) && !strSpecial[buf[i]] {
+			i++
+		}
+		if i > 0 {
+			sink.Write(buf[:i])
+			if w.rec != nil {
+				*w.rec = append(*w.rec, buf[:i]...)
+			}
+			w.n += int64(i)
+			w.r.Discard(i)
+			continue
 		}
 		c, err := w.readByte()
 		switch {
 		case err != nil:
 			return err
 		case c == '"':
-			flush()
 			return nil
 		case c < ' ':
 			return fmt.Errorf("at byte %d: control byte %#x in a string", w.n, c)
-		case c != '\\':
-			out = append(out, c)
-			continue
 		}
+		// An escape.
 		if c, err = w.readByte(); err != nil {
 			return err
 		}
+		var out []byte
 		switch c {
 		case '"', '\\', '/':
-			out = append(out, c)
+			out = []byte{c}
 		case 'b':
-			out = append(out, '\b')
+			out = []byte{'\b'}
 		case 'f':
-			out = append(out, '\f')
+			out = []byte{'\f'}
 		case 'n':
-			out = append(out, '\n')
+			out = []byte{'\n'}
 		case 'r':
-			out = append(out, '\r')
+			out = []byte{'\r'}
 		case 't':
-			out = append(out, '\t')
+			out = []byte{'\t'}
 		case 'u':
 			r, err := w.hex4()
 			if err != nil {
@@ -361,7 +366,7 @@ func (w *jsonWalker) str(sink io.Writer) error {
 				// Only a pair is taken: encoding/json's replacements for
 				// a lone one are not needed by any text served.
 				var r2 rune
-				if err = w.expect('\\'); err == nil {
+				if err = w.expectRaw('\\'); err == nil {
 					if err = w.expectRaw('u'); err == nil {
 						r2, err = w.hex4()
 					}
@@ -370,12 +375,22 @@ func (w *jsonWalker) str(sink io.Writer) error {
 					return fmt.Errorf("at byte %d: an unpaired surrogate (%v)", w.n, err)
 				}
 			}
-			out = utf8.AppendRune(out, r)
+			out = utf8.AppendRune(nil, r)
 		default:
 			return fmt.Errorf("at byte %d: escape \\%c", w.n, c)
 		}
+		sink.Write(out)
 	}
 }
+
+// strSpecial marks the bytes that end a run of a string's plain bytes.
+var strSpecial = func() (t [256]bool) {
+	for c := range ' ' {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 func (w *jsonWalker) expectRaw(want byte) error {
 	c, err := w.readByte()
