@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/skillfs/skillfs/integration/hostile"
-	"github.com/skillfs/skillfs/internal/testkit"
 )
 
 // hostileMain runs the test binary as a hostile server when re-executed as
@@ -16,7 +15,6 @@ func hostileMain() bool {
 	if os.Getenv(hostile.EnvServe) == "" {
 		return false
 	}
-	testkit.TuneGC()
 	os.Exit(hostile.Main())
 	return true
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -145,22 +144,5 @@ func TestSoakSize(t *testing.T) {
 	t.Setenv("SKILLFS_SOAK", "1")
 	if got := Size(2, 23); got != 23 {
 		t.Errorf("Size(2, 23) = %d with SKILLFS_SOAK=1", got)
-	}
-}
-
-// TuneGC sets a test process's collector to testGCPercent, and leaves it
-// alone when GOGC says otherwise.
-func TestTuneGC(t *testing.T) {
-	was := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(was)
-	t.Setenv("GOGC", "")
-	TuneGC()
-	if got := debug.SetGCPercent(100); got != testGCPercent {
-		t.Errorf("GOGC unset: GC percent %d after TuneGC, want %d", got, testGCPercent)
-	}
-	t.Setenv("GOGC", "50")
-	TuneGC()
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("GOGC=50: TuneGC changed the GC percent to %d", got)
 	}
 }

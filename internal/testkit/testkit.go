@@ -56,14 +56,12 @@ var unset = []string{"NOTIFY_SOCKET"}
 // Isolate points HOME, XDG_CONFIG_HOME, XDG_CACHE_HOME, XDG_STATE_HOME,
 // XDG_DATA_HOME and XDG_RUNTIME_DIR at fresh, empty directories for the
 // rest of the process (children inherit them), and unsets NOTIFY_SOCKET.
-// It also tunes the process's garbage collector (TuneGC).
 // The go command's own directories (GOCACHE, GOMODCACHE, GOPATH, GOENV)
 // are pinned to where they were, so that a test that builds the binary
 // reuses the user's build and module caches. The returned func removes the
 // directories. A process that inherited an isolated environment (envRoot)
 // keeps it, and its cleanup removes nothing.
 func Isolate() (cleanup func(), err error) {
-	TuneGC()
 	if root := os.Getenv(envRoot); root != "" && os.Getenv("HOME") == filepath.Join(root, "HOME") {
 		return func() {}, nil
 	}
