@@ -274,9 +274,18 @@ func (p *process) stop() error {
 		}
 	}
 	// Unblock the read loop and the stderr reader even if a process outside
-	// the group still holds the pipes.
+	// the group still holds the pipes. The server and its group are gone,
+	// so the stderr reader is at most a few lines from the end: closing our
+	// end under it would lose the last lines it wrote, often the reason it
+	// exited. It gets stopGrace to read them.
 	p.stdout.Close()
 	if p.stderr != nil {
+		t := time.NewTimer(stopGrace)
+		select {
+		case <-p.drained:
+		case <-t.C:
+		}
+		t.Stop()
 		p.stderr.Close()
 	}
 	<-p.drained
