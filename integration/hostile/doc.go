@@ -80,7 +80,8 @@
 //	                      b = read B, list/get A; c = read B, get B, list A
 //	same-uri-other-origin skill://shared/SKILL.md and notes.md, embedding Options.Variant
 //	restart               data.txt and inflight.txt, by the state file's phase: a = honest, content A;
-//	                      dying = reading inflight.txt kills the server mid-answer (as die-mid-read);
+//	                      dying = reading inflight.txt kills the server mid-answer (as die-mid-read),
+//	                      after it moved the state file to new;
 //	                      new = data.txt is content B in list, get and read
 //	markdown-steering     honest; skill://markdown-steering/<segment>/steer/SKILL.md whose folder
 //	                      segment and description carry Markdown, line breaks and invisible

@@ -126,7 +126,8 @@ const (
 	// resources/read alike.
 	Restarted Behaviour = "restarted"
 	// DiesWhenDying: restart's inflight.txt: honest, except that in phase
-	// "dying" the server dies while answering its read (as Die).
+	// "dying" the server moves the state file to phase "new" and dies
+	// while answering its read (as Die), so that it comes back with B.
 	DiesWhenDying Behaviour = "dies-when-dying"
 )
 

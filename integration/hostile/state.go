@@ -22,7 +22,8 @@ type State struct {
 	//   "b": reads serve B, skills/list and skills/get still advertise A;
 	//   "c": reads serve B, skills/get advertises B, skills/list still A.
 	// and the restart fixture:
-	//   "dying": as "a", but reading inflight.txt kills the server mid-answer;
+	//   "dying": as "a", but reading inflight.txt kills the server mid-answer,
+	//     after it moved the file to phase "new";
 	//   "new": data.txt is content B in the listing, skills/get and reads;
 	// and the crash modes (crash.go):
 	//   "up": the server no longer crashes at start; it serves as in "a".
