@@ -574,8 +574,11 @@ func TestHostileServers(t *testing.T) {
 	cfg := writeConfig(t, servers, map[string]any{"defaults": map[string]any{"limits": map[string]any{
 		"max_list_pages": 20,
 		// Far longer than any slowness: the huge page must be refused as
-		// too large, never time out first. No mode here hangs.
+		// too large, never time out first (list_timeout bounds the whole
+		// listing: at its default of 2m a stalled machine once timed the
+		// huge page out). No mode here hangs.
 		"call_timeout": "10m",
+		"list_timeout": "10m",
 	}}})
 	m := startMount(t, cfg)
 	m.warnings = true // hostile servers make the daemon warn, as they should
@@ -593,7 +596,7 @@ func TestHostileServers(t *testing.T) {
 		}
 		return n
 	}
-	testkit.Poll(3*time.Minute, func() bool {
+	testkit.Poll(10*time.Minute, func() bool {
 		status = readStatus(t, m)
 		return strings.Contains(status[hostile.ModeEndlessList].Truncated, "max_list_pages") &&
 			strings.Contains(status[hostile.ModeHugeListPage].Truncated+status[hostile.ModeHugeListPage].LastError, "larger than") &&
