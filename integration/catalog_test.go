@@ -98,9 +98,7 @@ func TestCatalogFollowsApproval(t *testing.T) {
 
 	// The server changes alpha: it waits for approval again and leaves
 	// the catalog.
-	if err := os.WriteFile(filepath.Join(s.dir, "alpha", "SKILL.md"), []byte(skillMD("alpha", "Alpha skill, changed", "alpha body 2\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, filepath.Join(s.dir, "alpha", "SKILL.md"), []byte(skillMD("alpha", "Alpha skill, changed", "alpha body 2\n")), 0o644)
 	waitFor(t, time.Minute, "the changed alpha to leave catalog.md", func() bool {
 		return len(parseCatalog(t, catalogMD()).Skills) == 0
 	})

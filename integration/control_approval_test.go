@@ -113,9 +113,7 @@ func TestControlApproveAndRevoke(t *testing.T) {
 	}
 
 	// A changed file revokes the approval: the skill waits with the change.
-	if err := os.WriteFile(filepath.Join(dir, "alpha", "refs", "a.md"), []byte("# A, changed\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, filepath.Join(dir, "alpha", "refs", "a.md"), []byte("# A, changed\n"), 0o644)
 	m.cmd.Process.Signal(syscall.SIGHUP)
 	waitFor(t, time.Minute, "the changed skill to wait for approval again", func() bool {
 		p, _ := pendingPaths(t, env, m.Dir)

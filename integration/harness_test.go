@@ -437,8 +437,10 @@ func run(t *testing.T, name string, args ...string) (string, error) {
 	return string(out), err
 }
 
-// writeTree creates files under dir from a map of slash paths to contents;
-// paths ending in ".sh" or under scripts/ are made executable.
+// writeTree creates or replaces files under dir from a map of slash paths
+// to contents; paths ending in ".sh" or under scripts/ are made executable.
+// Each file appears whole, as an editor saves it (replaceFile): a server
+// watching dir never lists one half-written.
 func writeTree(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
 	for p, content := range files {
@@ -450,9 +452,33 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 		if strings.HasSuffix(p, ".sh") || strings.Contains(p, "scripts/") {
 			mode = 0o755
 		}
-		if err := os.WriteFile(full, []byte(content), mode); err != nil {
-			t.Fatal(err)
-		}
+		replaceFile(t, full, []byte(content), mode)
+	}
+}
+
+// replaceFile gives path its new contents in one step: written in a temp
+// file outside path's folder, then renamed over it. os.WriteFile truncates
+// first, and a server that rescans its folder in between (`skillfs serve`
+// watches it) publishes an empty file: a test that waits for "the file
+// changed" then sees that empty version, not the one it wrote.
+func replaceFile(t *testing.T, path string, data []byte, mode os.FileMode) {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "replace-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -146,9 +146,7 @@ func TestTimesSurviveRemountsAndFollowEdits(t *testing.T) {
 	checkDots(t, m2, "", "local", "local/team", "local/team/beta")
 
 	edited := "team/beta/docs/deep/x.md"
-	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(edited)), []byte("deep file, edited\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, filepath.Join(dir, filepath.FromSlash(edited)), []byte("deep file, edited\n"), 0o644)
 	changed := []string{".", "team", "team/beta", "team/beta/docs", "team/beta/docs/deep", edited}
 	var now map[string]stamp
 	waitFor(t, 5*time.Minute, "the edit to show on the file and its ancestors", func() bool {

@@ -168,9 +168,7 @@ func TestOneOpenSeesOneVersion(t *testing.T) {
 		t.Fatal("the first 128 KiB are not version one")
 	}
 
-	if err := os.WriteFile(filepath.Join(dir, "big", "data.txt"), v2, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, filepath.Join(dir, "big", "data.txt"), v2, 0o644)
 	waitFor(t, 60*time.Second, "the mount to hold the new version", func() bool {
 		d := xattrOr(t, p, "user.skillfs.digest")
 		return d != digest1 && !strings.HasPrefix(d, "error")
