@@ -568,9 +568,11 @@ func TestApproveStopsAtTheApprovalsCap(t *testing.T) {
 	t.Parallel()
 	const approvalsCap = 16 << 20
 	const listed = 130
-	// Each heavy skill's binding (512 resources of 230-byte URIs) takes
-	// about 170 KB of approvals.json: about 98 fit.
-	heavy := hostile.Heavy{Entries: 64, Resources: 512, URILength: 230, DescriptionLength: 900}
+	// Each heavy skill's binding (64 resources of 2,560-byte URIs) takes
+	// about 170 KB of approvals.json: about 98 fit. Few long URIs rather
+	// than many short ones: an approval keeps its files for later diffs,
+	// and each is one more read for the daemon's keeper.
+	heavy := hostile.Heavy{Entries: 64, Resources: 64, URILength: 2560, DescriptionLength: 900}
 	env := runtimeEnv(t)
 	cfg := writeConfig(t, map[string]any{
 		"heavy": hostileStdio(t, hostile.Options{Fixtures: []string{}, Mode: hostile.ModeHeavyList, Heavy: heavy}),

@@ -26,6 +26,7 @@ type branch struct {
 	// approvals are the user's approvals of this origin's skills (approval:
 	// required); the catalog places only approved skills.
 	approvals *approvalBook
+	keep      keeper    // fetches what approvals keep for later diffs
 	files     fileTable // the Files the kernel holds, one per version
 	mem       *memory   // the mount's
 

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/skillfs/skillfs/internal/config"
@@ -103,9 +104,9 @@ func ApprovalsHeld(data []byte) ([]skill.Digest, error) {
 	return slices.Sorted(maps.Keys(set)), nil
 }
 
-// keepApproved fetches, through the verified read path and in the
-// background, the kept files of an approval that the store lacks. It ends
-// with the origin.
+// keepApproved queues, for the origin's keeper to fetch through the
+// verified read path in the background, the kept files of an approval that
+// the store lacks. It ends with the origin.
 func (o *branch) keepApproved(sn *skillNode, kept []skill.Digest) {
 	want := map[skill.Digest]bool{}
 	for _, d := range kept {
@@ -116,24 +117,74 @@ func (o *branch) keepApproved(sn *skillNode, kept []skill.Digest) {
 	if len(want) == 0 || o.life == nil {
 		return
 	}
-	var files []*verify.File
+	var files []keepItem
 	for i := range sn.s.Files {
 		f := &sn.s.Files[i]
 		if f.Resource != nil && want[f.Resource.Digest] {
-			files = append(files, f)
+			files = append(files, keepItem{sn: sn, f: f})
 			delete(want, f.Resource.Digest)
 		}
 	}
-	go func() {
-		for _, f := range files {
-			if o.life.Err() != nil {
-				return
-			}
-			if _, err := o.rd.obtain(o.life, o.detachedNode(sn, f), nil); err != nil {
-				o.log.Info("keeping an approved file for later diffs; a change to it will show by size and digest", "op", "approve", "uri", f.URI.String(), "err", err)
-			}
+	o.keep.add(o, files)
+}
+
+// A keeper fetches the kept files of an origin's approvals one at a time,
+// in the order they were approved: `approve --all` of a hundred heavy
+// skills is one queue against the server, not a hundred loops at once,
+// and a file that two skills keep (or that a read stored meanwhile) is
+// fetched once.
+type keeper struct {
+	mu      sync.Mutex
+	queue   []keepItem
+	running bool
+}
+
+type keepItem struct {
+	sn *skillNode
+	f  *verify.File
+}
+
+func (k *keeper) add(o *branch, items []keepItem) {
+	if len(items) == 0 {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.queue = append(k.queue, items...)
+	if !k.running {
+		k.running = true
+		go k.run(o)
+	}
+}
+
+// next takes the queue's first file, or ends the run when the queue is
+// empty or the origin has stopped.
+func (k *keeper) next(o *branch) (keepItem, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.queue) == 0 || o.life.Err() != nil {
+		k.queue, k.running = nil, false
+		return keepItem{}, false
+	}
+	it := k.queue[0]
+	k.queue[0] = keepItem{}
+	k.queue = k.queue[1:]
+	return it, true
+}
+
+func (k *keeper) run(o *branch) {
+	for {
+		it, ok := k.next(o)
+		if !ok {
+			return
 		}
-	}()
+		if o.store.Has(it.f.Resource.Digest) {
+			continue
+		}
+		if _, err := o.rd.obtain(o.life, o.detachedNode(it.sn, it.f), nil); err != nil {
+			o.log.Info("keeping an approved file for later diffs; a change to it will show by size and digest", "op", "approve", "uri", it.f.URI.String(), "err", err)
+		}
+	}
 }
 
 // detachedNode is a node for one file of sn checked against sn's entry

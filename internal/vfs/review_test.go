@@ -235,3 +235,32 @@ func TestReviewCaps(t *testing.T) {
 		t.Errorf("%d files reviewed, want 4: %+v", len(rv.Files), rv.Files)
 	}
 }
+
+// The files an approval keeps are fetched by one queue per server, each
+// digest once: three skills approved together that ship the same file
+// cost one read of it, not three.
+func TestKeptFilesAreFetchedOncePerDigest(t *testing.T) {
+	files := map[string]string{}
+	for _, n := range []string{"one", "two", "three"} {
+		files[n+"/SKILL.md"] = "---\nname: " + n + "\ndescription: Skill " + n + "\n---\nbody\n"
+		files[n+"/shared.md"] = "the same bytes in every skill\n"
+	}
+	f := newFixture(t, files, required)
+	shared := func() int {
+		n := 0
+		for _, u := range f.access.reads() {
+			if strings.HasSuffix(u, "/shared.md") {
+				n++
+			}
+		}
+		return n
+	}
+	before := shared()
+	approve(t, f, "local/one", "local/two", "local/three")
+	for _, n := range []string{"one", "two", "three"} {
+		allKept(t, f, "local/"+n)
+	}
+	if got := shared() - before; got != 1 {
+		t.Errorf("the shared file was read %d times to keep it for three approvals, want 1: %v", got, f.access.reads())
+	}
+}
