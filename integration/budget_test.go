@@ -23,7 +23,7 @@ func TestHostileBudgetWindow(t *testing.T) {
 		"good": good.entry(),
 		"evil": hostileStdio(t, hostile.Options{Fixtures: []string{hostile.Budget1, hostile.Budget2, hostile.Budget3}}),
 	}, map[string]any{"servers": map[string]any{"evil": map[string]any{"limits": map[string]any{
-		"budget": "10MiB", // one 6 MiB file fits, two do not
+		"budget": "1MiB", // one 640 KiB file fits, two do not
 		// Long enough that two reads started together share a window
 		// however loaded the machine (each reserves its bytes before it
 		// fetches, so the reservations are apart by the daemon's
@@ -39,8 +39,8 @@ func TestHostileBudgetWindow(t *testing.T) {
 	m.warnings = true // over-budget reads warn, as they should
 
 	big := func(fixture string) string { return m.Path("evil", fixture, "big.txt") }
-	// Two 6 MiB reads at once: each reserves its declared size before it
-	// asks, so one of them is over the 10 MiB budget.
+	// Two 640 KiB reads at once: each reserves its declared size before it
+	// asks, so one of them is over the 1 MiB budget.
 	errs := make([]error, 2)
 	done := make(chan int, 2)
 	pair := []string{hostile.Budget1, hostile.Budget2}
@@ -70,7 +70,7 @@ func TestHostileBudgetWindow(t *testing.T) {
 	if _, reason, _, _ := indexEntry(t, m, "evil", "skill://"+refused+"/SKILL.md"); reason != "over-budget" {
 		t.Errorf("%s: reason %q, want over-budget", refused, reason)
 	}
-	if st := readStatus(t, m)["evil"]; st.BytesFetched > st.Budget || st.Budget != 10<<20 {
+	if st := readStatus(t, m)["evil"]; st.BytesFetched > st.Budget || st.Budget != 1<<20 {
 		t.Errorf("status: %d bytes fetched of a %d budget", st.BytesFetched, st.Budget)
 	}
 	good.check(t, m)

@@ -200,7 +200,7 @@ func testHostileSkills(t *testing.T, origin hostileOrigin) {
 		"good": good.entry(),
 	}, map[string]any{"servers": map[string]any{
 		"evil": map[string]any{"limits": map[string]any{
-			"budget":       "10MiB",
+			"budget":       "1MiB", // one budget-N file fits, two do not
 			"call_timeout": "10m",
 		}},
 		"hang": map[string]any{"limits": map[string]any{"call_timeout": "3s"}},
@@ -301,7 +301,7 @@ func testHostileSkills(t *testing.T, origin hostileOrigin) {
 
 	t.Run("the byte budget stops fetching", func(t *testing.T) {
 		if _, err := os.ReadFile(evil("budget-1", "big.txt")); err != nil {
-			t.Fatalf("first 6 MiB file within a 10 MiB budget: %v", err)
+			t.Fatalf("first 640 KiB file within a 1 MiB budget: %v", err)
 		}
 		readEIO(t, evil("budget-2", "big.txt"))
 		if _, reason, _, _ := indexEntry(t, m, "evil", "skill://budget-2/SKILL.md"); reason != "over-budget" {

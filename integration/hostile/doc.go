@@ -58,7 +58,7 @@
 //	oversize-skillmd      SKILL.md of 16 MiB + 1 KiB, honest
 //	too-many-resources    513 resources: SKILL.md and files/f-000.txt … f-511.txt
 //	declared-total-over   parts/part-{1,2,3}.txt, 6 MiB each, honest
-//	budget-1, -2, -3      big.txt, 6 MiB, honest
+//	budget-1, -2, -3      big.txt, 640 KiB, honest
 //	dynamic               "resources": "dynamic"; SKILL.md and notes.md served
 //	no-resources          no "resources" key; SKILL.md served
 //	allowed-tools         frontmatter allowed-tools: [Bash, Write]

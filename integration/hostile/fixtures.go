@@ -75,8 +75,10 @@ const (
 	// OversizeSkillMDSize is the size of oversize-skillmd's SKILL.md:
 	// one KiB over the SEP-2640 per-skill total.
 	OversizeSkillMDSize = 16<<20 + 1<<10
-	// BudgetFileSize is the size of each budget-N skill's big.txt.
-	BudgetFileSize = 6 << 20
+	// BudgetFileSize is the size of each budget-N skill's big.txt: big
+	// enough that a budget of 1 MiB holds one and not two, small enough
+	// that reading three costs the suite little.
+	BudgetFileSize = 640 << 10
 	// DeclaredPartSize is the size of each of declared-total-over's three
 	// parts; together they exceed 16 MiB, each alone does not.
 	DeclaredPartSize = 6 << 20
@@ -612,8 +614,8 @@ func oldRevision(string) []*skillDef {
 
 func budget(name string) func(string) []*skillDef {
 	return func(string) []*skillDef {
-		return one(basic(name, name, "A skill with one honest 6 MiB file",
-			"# "+name+"\n\nbig.txt is 6 MiB.\n",
+		return one(basic(name, name, "A skill with one honest 640 KiB file",
+			"# "+name+"\n\nbig.txt is 640 KiB.\n",
 			generated("skill://"+name+"/big.txt", BudgetFileSize)))
 	}
 }

@@ -136,10 +136,10 @@ func TestFixtureReads(t *testing.T) {
 }
 
 // sameAsRead are big generated files served exactly as one the tests do
-// read, budget-1's big.txt: 6 MiB of filler, of a URI's label, served
-// honest; reading 6 MiB through JSON costs seconds under the race
-// detector. Their listing's digests and sizes are still checked against
-// the honest bytes.
+// read, budget-1's big.txt: filler of a URI's label (640 KiB for the
+// budget files, 6 MiB for declared-total-over's parts), served honest;
+// reading 6 MiB through JSON costs seconds under the race detector. Their
+// listing's digests and sizes are still checked against the honest bytes.
 var sameAsRead = map[string]bool{
 	"skill://budget-2/big.txt":                     true,
 	"skill://budget-3/big.txt":                     true,
@@ -395,7 +395,7 @@ func TestFixtureShapes(t *testing.T) {
 	}
 	for _, b := range []string{"budget-1", "budget-2", "budget-3"} {
 		e := entry("skill://" + b + "/SKILL.md")
-		if r, _ := e.Resource("skill://" + b + "/big.txt"); r.Size != 6<<20 {
+		if r, _ := e.Resource("skill://" + b + "/big.txt"); r.Size != 640<<10 {
 			t.Errorf("%s: big.txt is %d bytes", b, r.Size)
 		}
 	}
