@@ -189,7 +189,7 @@ func testHostileSkills(t *testing.T, origin hostileOrigin) {
 			f == hostile.HangRead || f == hostile.MarkdownSteering
 	})
 	// No assertion on "evil" may depend on how fast this machine is: its
-	// call timeout is far longer than any slowness (a 20 MiB over-long
+	// call timeout is far longer than any slowness (a 2 MiB over-long
 	// response must be refused as over-limit, never time out first; the
 	// 3 s slow read must complete). Only the "hang" origin, whose read
 	// never gets an answer, relies on a call timeout, and any value

@@ -74,7 +74,7 @@
 //	hang-read             SKILL.md never, until the request is cancelled
 //	die-mid-read          reading SKILL.md kills the server (below)
 //	malformed-read        bad-base64.bin (blob not base64), other-uri.md (contents under another URI),
-//	                      two-contents.md (two identical honest contents), huge.txt (20 MiB text, size 10),
+//	                      two-contents.md (two identical honest contents), huge.txt (2 MiB text, size 10),
 //	                      text-and-blob.md (one content with both)
 //	stale                 data.txt, by the state file's phase (State): a = list/get/read A;
 //	                      b = read B, list/get A; c = read B, get B, list A

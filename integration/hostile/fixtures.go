@@ -83,8 +83,11 @@ const (
 	// parts; together they exceed 16 MiB, each alone does not.
 	DeclaredPartSize = 6 << 20
 	// MalformedHugeTextSize is the length of the text malformed-read serves
-	// for huge.txt, whose declared size is 10.
-	MalformedHugeTextSize = 20 << 20
+	// for huge.txt, whose declared size is 10: some thirty times the
+	// response a 10-byte file may have (resolver's readLimit: six times the
+	// size, plus 64 KiB for the envelope), and more than any buffer a
+	// reader fills at once.
+	MalformedHugeTextSize = 2 << 20
 	// TooManyResourcesCount is the number of resources of
 	// too-many-resources, SKILL.md included: one over the SEP limit.
 	TooManyResourcesCount = 513
