@@ -76,6 +76,21 @@ func installInterop() {
 	// The scripts are installed with the pins, out of the source tree, so
 	// that node_modules never lands in it.
 	interop.dir, interop.skip, interop.err = installPinned("interop", "the WG TypeScript SDK", "package.json", "package-lock.json", "server.mjs", "client.mjs")
+	if interop.skip != "" || interop.err != nil {
+		return
+	}
+	// Each node run loads one bundled module rather than the SDK's tree.
+	for _, script := range []string{"server.mjs", "client.mjs"} {
+		if interop.err = bundle("node", interop.dir, script, interopScript(interop.dir, script)); interop.err != nil {
+			return
+		}
+	}
+}
+
+// interopScript is the bundle of one of the project's scripts (bundle),
+// which the tests run: the script and the SDK in one file.
+func interopScript(project, script string) string {
+	return filepath.Join(project, strings.TrimSuffix(script, ".mjs")+".bundle.mjs")
 }
 
 // An interopTree is the folder both servers serve.
@@ -147,7 +162,7 @@ func writeInteropTree(t *testing.T) *interopTree {
 // wgServer starts the WG SDK's server over streamable HTTP and returns its URL.
 func wgServer(t *testing.T, project, dir string) string {
 	t.Helper()
-	cmd := exec.Command("node", filepath.Join(project, "server.mjs"), "--http", dir)
+	cmd := exec.Command("node", interopScript(project, "server.mjs"), "--http", dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -188,7 +203,7 @@ func TestInteropWGServerMounted(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
-			entry := map[string]any{"command": "node", "args": []string{filepath.Join(project, "server.mjs"), tr.dir}}
+			entry := map[string]any{"command": "node", "args": []string{interopScript(project, "server.mjs"), tr.dir}}
 			if transport == "http" {
 				entry = map[string]any{"type": "http", "url": wgServer(t, project, tr.dir)}
 			}
@@ -303,7 +318,7 @@ func TestInteropWGClientAgainstServe(t *testing.T) {
 		for _, era := range []string{"legacy", "auto"} {
 			t.Run(transport+"/"+era, func(t *testing.T) {
 				t.Parallel()
-				args := []string{filepath.Join(project, "client.mjs"), "--dir", tr.dir, "--era", era,
+				args := []string{interopScript(project, "client.mjs"), "--dir", tr.dir, "--era", era,
 					"--expect", strings.Join(tr.skills, ","), "--refused", strings.Join(tr.refused, ",")}
 				if transport == "http" {
 					args = append(args, "--url", srv.URL)
