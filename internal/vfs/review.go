@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -172,7 +173,12 @@ func (k *keeper) next(o *branch) (keepItem, bool) {
 	return it, true
 }
 
+// run fetches the queue. A file that fails is logged, at Info for the
+// first failure of each skill and at Debug for the others: a server that
+// fails every read of a hundred approved skills of 512 files each is a
+// hundred lines, not 51,200.
 func (k *keeper) run(o *branch) {
+	var failed *skillNode
 	for {
 		it, ok := k.next(o)
 		if !ok {
@@ -182,7 +188,12 @@ func (k *keeper) run(o *branch) {
 			continue
 		}
 		if _, err := o.rd.obtain(o.life, o.detachedNode(it.sn, it.f), nil); err != nil {
-			o.log.Info("keeping an approved file for later diffs; a change to it will show by size and digest", "op", "approve", "uri", it.f.URI.String(), "err", err)
+			lvl := slog.LevelInfo
+			if it.sn == failed {
+				lvl = slog.LevelDebug
+			}
+			failed = it.sn
+			o.log.Log(context.Background(), lvl, "keeping an approved file for later diffs; a change to it will show by size and digest", "op", "approve", "uri", it.f.URI.String(), "err", err)
 		}
 	}
 }

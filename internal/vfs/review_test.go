@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -262,5 +263,34 @@ func TestKeptFilesAreFetchedOncePerDigest(t *testing.T) {
 	}
 	if got := shared() - before; got != 1 {
 		t.Errorf("the shared file was read %d times to keep it for three approvals, want 1: %v", got, f.access.reads())
+	}
+}
+
+// A server that fails every read of what approvals keep costs the log a
+// line per skill, not one per file.
+func TestKeepFailuresAreOneLinePerSkill(t *testing.T) {
+	files := map[string]string{}
+	for _, n := range []string{"one", "two"} {
+		files[n+"/SKILL.md"] = "---\nname: " + n + "\ndescription: Skill " + n + "\n---\nbody\n"
+		for i := range 5 {
+			files[fmt.Sprintf("%s/refs/f%d.md", n, i)] = fmt.Sprintf("%s %d\n", n, i)
+		}
+	}
+	f := newFixture(t, files, required)
+	f.allowWarn = true // reads of files the server lost warn, as they should
+	// The server still lists the files (it is not asked to rescan) but
+	// can no longer read them.
+	for _, n := range []string{"one", "two"} {
+		if err := os.RemoveAll(filepath.Join(f.dir, n, "refs")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	approve(t, f, "local/one", "local/two")
+	const msg = "keeping an approved file for later diffs; a change to it will show by size and digest"
+	waitFor(t, "the keeper to try every file", func() bool {
+		return len(f.warn.Matching(slog.LevelInfo, msg))+len(f.warn.Matching(slog.LevelDebug, msg)) == 10
+	})
+	if info := f.warn.Matching(slog.LevelInfo, msg); len(info) != 2 {
+		t.Errorf("%d lines at Info for 10 failed files of 2 skills, want 2:\n%v", len(info), info)
 	}
 }
