@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillfs/skillfs/internal/config"
 	"github.com/skillfs/skillfs/internal/control/wire"
@@ -292,5 +293,34 @@ func TestKeepFailuresAreOneLinePerSkill(t *testing.T) {
 	})
 	if info := f.warn.Matching(slog.LevelInfo, msg); len(info) != 2 {
 		t.Errorf("%d lines at Info for 10 failed files of 2 skills, want 2:\n%v", len(info), info)
+	}
+}
+
+// A server that stalls the reads of what approvals keep cannot hold up
+// the stop: the keeper's read, like every read, ends with the origin's
+// life (the reader binds it), not at the call timeout (ten minutes here).
+func TestStalledKeepDoesNotHoldUpTheStop(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		"one/SKILL.md":  "---\nname: one\ndescription: Skill one\n---\nbody\n",
+		"one/refs/a.md": "kept\n",
+	}, func(o *config.Origin) { required(o); o.Limits.CallTimeout = 10 * time.Minute })
+	f.allowWarn = true // the stalled read ends with the origin
+	stalled := make(chan struct{}, 1)
+	release := make(chan struct{})
+	f.access.setHook(func(line string) {
+		if line == "resources/read skill://one/refs/a.md" {
+			stalled <- struct{}{}
+			<-release
+		}
+	})
+	defer close(release)
+	approve(t, f, "local/one")
+	<-stalled // the keeper is waiting on the server
+	done := make(chan struct{})
+	go func() { f.stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the stop waited on the stalled keep")
 	}
 }
