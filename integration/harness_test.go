@@ -7,14 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,13 +36,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	flag.Parse()
-	if !flagGiven("test.parallel") {
-		// These tests wait on subprocesses, servers and the kernel far more
-		// than on a CPU: run more at once than -parallel's default of
-		// GOMAXPROCS (2 on a small machine). -parallel N still decides.
-		flag.Set("test.parallel", strconv.Itoa(max(parallelTests, runtime.GOMAXPROCS(0))))
-	}
+	// These tests wait on subprocesses, servers and the kernel far more
+	// than on a CPU: run more at once than -parallel's default.
+	testkit.WaitingParallel(parallelTests)
 	dir, err := os.MkdirTemp("", "skillfs-integration-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -71,12 +64,6 @@ func TestMain(m *testing.M) {
 // machine the package took 92 s at 8 (two runs), 83-88 s at 16 (three) and
 // 84-92 s at 32 (two).
 const parallelTests = 16
-
-func flagGiven(name string) bool {
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
-}
 
 func moduleRoot() string {
 	dir, err := testkit.ModuleRoot()

@@ -12,9 +12,12 @@
 package testkit
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"testing"
 )
 
@@ -35,6 +38,20 @@ func Run(m *testing.M) int {
 	}
 	defer cleanup()
 	return m.Run()
+}
+
+// WaitingParallel sets -test.parallel to at least n unless the command
+// line gave it, for a package whose parallel tests mostly wait (on a
+// timer, a server or the kernel) rather than compute: -parallel's default
+// of GOMAXPROCS (2 on a small machine) would run such waits two at a time.
+// It parses the command line; call it from TestMain, before m.Run.
+func WaitingParallel(n int) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(max(n, runtime.GOMAXPROCS(0))))
+	}
 }
 
 // The variables Isolate points at directories of its own, each named by

@@ -7,5 +7,10 @@ import (
 )
 
 // TestMain runs the tests with a HOME and XDG directories of their own,
-// never the user's (internal/testkit).
-func TestMain(m *testing.M) { testkit.Main(m) }
+// never the user's (internal/testkit). The parallel tests wait for a
+// re-list (resolver.relistMinGap, 2 s) far more than they compute: they
+// run all at once.
+func TestMain(m *testing.M) {
+	testkit.WaitingParallel(8)
+	testkit.Main(m)
+}
