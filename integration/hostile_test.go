@@ -563,15 +563,26 @@ func TestHostileDirectoryReads(t *testing.T) {
 
 // TestHostileServers runs the server-wide misbehaviours, one origin each,
 // in one mount beside an honest origin.
+//
+// The huge page's origin has a max_file_size of 1 MiB, so a frame cap of
+// 2.5 MiB (1.5 × the file cap + 1 MiB): a page of 3 MiB is over it as a
+// page of 30 MiB is over the default cap of 25 MiB, and costs a tenth to
+// make, send and refuse.
 func TestHostileServers(t *testing.T) {
 	t.Parallel()
 	good := newHonest(t)
 	none := []string{}
 	servers := map[string]any{"good": good.entry()}
 	for _, mode := range hostile.Modes() {
-		servers[mode] = hostileStdio(t, hostile.Options{Fixtures: none, Mode: mode})
+		opts := hostile.Options{Fixtures: none, Mode: mode}
+		if mode == hostile.ModeHugeListPage {
+			opts.HugePage = 3 << 20
+		}
+		servers[mode] = hostileStdio(t, opts)
 	}
-	cfg := writeConfig(t, servers, map[string]any{"defaults": map[string]any{"limits": map[string]any{
+	cfg := writeConfig(t, servers, map[string]any{"servers": map[string]any{
+		hostile.ModeHugeListPage: map[string]any{"limits": map[string]any{"max_file_size": "1MiB"}},
+	}, "defaults": map[string]any{"limits": map[string]any{
 		"max_list_pages": 20,
 		// Far longer than any slowness: the huge page must be refused as
 		// too large, never time out first (list_timeout bounds the whole

@@ -93,10 +93,10 @@
 // served. endless-list: after the catalog, pages of two generated skills
 // (endless-N, real and readable) with a fresh cursor forever.
 // huge-list-page: after the catalog, one last page of at least
-// HugeListPageSize bytes of generated bulk-N skills; later requests on
-// the session work. malformed-list: the first page mixes MalformedEntries
-// with the honest entries; after the catalog, a page whose "skills" is an
-// object. no-extension: no extension declared, skills/* are -32601.
+// Options.HugePage bytes (HugeListPageSize by default) of generated
+// bulk-N skills; later requests on the session work. malformed-list: the
+// first page mixes MalformedEntries with the honest entries; after the
+// catalog, a page whose "skills" is an object. no-extension: no extension declared, skills/* are -32601.
 // die-after-list: the first resources/read kills the server unanswered.
 // heavy-list (not in Modes(); see ModeHeavyList): after the catalog,
 // endless pages of Heavy.Entries heavy-N skills, each inside every

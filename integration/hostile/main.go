@@ -31,6 +31,8 @@ const (
 	// EnvHeavy is Options.Heavy as "ENTRIES,RESOURCES,URI_LENGTH,DESCRIPTION_LENGTH"
 	// (0 for a default).
 	EnvHeavy = "SKILLFS_HOSTILE_HEAVY"
+	// EnvHugePage is Options.HugePage, a size in bytes.
+	EnvHugePage = "SKILLFS_HOSTILE_HUGE_PAGE"
 	// EnvCrowd is Options.Crowd, a count.
 	EnvCrowd      = "SKILLFS_HOSTILE_CROWD"
 	EnvCacheScope = "SKILLFS_HOSTILE_CACHE_SCOPE"
@@ -79,6 +81,9 @@ func (o Options) Environ() []string {
 	}
 	if o.Crowd > 0 {
 		env = append(env, EnvCrowd+"="+strconv.Itoa(o.Crowd))
+	}
+	if o.HugePage > 0 {
+		env = append(env, EnvHugePage+"="+strconv.Itoa(o.HugePage))
 	}
 	return env
 }
@@ -141,6 +146,13 @@ func optionsFromEnv(getenv func(string) (string, bool)) (Options, string, error)
 			return o, "", fmt.Errorf("%s=%q: want a count", EnvCrowd, v)
 		}
 		o.Crowd = n
+	}
+	if v, ok := getenv(EnvHugePage); ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return o, "", fmt.Errorf("%s=%q: want a positive size in bytes", EnvHugePage, v)
+		}
+		o.HugePage = n
 	}
 	addr, _ := getenv(EnvHTTP)
 	return o, addr, nil

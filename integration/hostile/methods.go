@@ -198,7 +198,7 @@ func (s *Server) listPage(cursor string) (json.RawMessage, string, error) {
 		return s.heavyPage(k), "heavy:" + strconv.Itoa(k+1), nil
 	case cursor == "bulk" && s.opts.Mode == ModeHugeListPage:
 		s.log.Info("misbehaving", "op", skill.MethodList, "err", "a huge page")
-		return bulkPage(), "", nil
+		return s.bulkPage(), "", nil
 	case cursor == "malformed:object" && s.opts.Mode == ModeMalformedList:
 		s.log.Info("misbehaving", "op", skill.MethodList, "err", "skills is an object")
 		return json.RawMessage(`{"skill://honest-a/SKILL.md":{"note":"skills must be an array"}}`), "", nil
@@ -261,10 +261,11 @@ func joinArray(entries []json.RawMessage) json.RawMessage {
 }
 
 // bulkPage renders the huge page, generated on every request.
-func bulkPage() json.RawMessage {
-	b := make([]byte, 0, HugeListPageSize+HugeListPageSize/8)
+func (s *Server) bulkPage() json.RawMessage {
+	count := s.bulkCount()
+	b := make([]byte, 0, count*bulkEntry*5/4)
 	b = append(b, '[')
-	for n := range bulkCount {
+	for n := range count {
 		if n > 0 {
 			b = append(b, ',')
 		}

@@ -19,7 +19,8 @@ const (
 	// fresh nextCursor.
 	ModeEndlessList = "endless-list"
 	// ModeHugeListPage: after the catalog's pages, one more page of at
-	// least HugeListPageSize bytes of generated skills (bulk-N), the last.
+	// least Options.HugePage bytes (HugeListPageSize by default) of
+	// generated skills (bulk-N), the last.
 	ModeHugeListPage = "huge-list-page"
 	// ModeMalformedList: the first page mixes MalformedEntries with the
 	// honest ones; after the catalog's pages a last page whose "skills" is
@@ -45,22 +46,35 @@ func Modes() []string {
 }
 
 // HugeListPageSize is the least size of the huge-list-page page's
-// "skills" array: over any sane frame cap, and over skillfs's default
-// (1.5 × 16 MiB + 1 MiB).
+// "skills" array unless Options.HugePage says otherwise: over any sane
+// frame cap, and over skillfs's default (1.5 × 16 MiB + 1 MiB).
 const HugeListPageSize = 30 << 20
 
 // Generated skills: endless-N in endless-list mode (any N), bulk-N in
-// huge-list-page mode (N < bulkCount). Each is one honest SKILL.md.
+// huge-list-page mode (N < Server.bulkCount()). Each is one honest SKILL.md.
 var generatedName = regexp.MustCompile(`^(endless|bulk|heavy)-(0|[1-9][0-9]{0,8})$`)
 
 const (
 	// bulkDescription is the length of a bulk skill's description, near
 	// the Agent Skills limit of 1024 so the huge page needs fewer entries.
 	bulkDescription = 1000
-	// bulkCount entries of about 1.2 KB each make a page over
-	// HugeListPageSize; the tests check the actual size.
-	bulkCount = 27000
+	// bulkEntry is HugePageEntryMin, for short.
+	bulkEntry = HugePageEntryMin
 )
+
+// HugePageEntryMin is less than the size of one bulk entry on the huge
+// page (about 1.2 KB): the page has HugePage/HugePageEntryMin+1 entries,
+// so more than HugePage bytes. The tests check the actual sizes.
+const HugePageEntryMin = 1100
+
+// bulkCount is the number of bulk-N skills on the huge page.
+func (s *Server) bulkCount() int {
+	size := s.opts.HugePage
+	if size <= 0 {
+		size = HugeListPageSize
+	}
+	return size/bulkEntry + 1
+}
 
 func generatedSkill(family string, n int) *skillDef {
 	name := family + "-" + strconv.Itoa(n)
@@ -120,7 +134,7 @@ func (s *Server) generatedName(uri string) (family string, n int, ok bool) {
 	n, _ = strconv.Atoi(m[2])
 	switch {
 	case m[1] == "endless" && s.opts.Mode == ModeEndlessList:
-	case m[1] == "bulk" && s.opts.Mode == ModeHugeListPage && n < bulkCount:
+	case m[1] == "bulk" && s.opts.Mode == ModeHugeListPage && n < s.bulkCount():
 	case m[1] == "heavy" && s.opts.Mode == ModeHeavyList:
 	default:
 		return "", 0, false

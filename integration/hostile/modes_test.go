@@ -66,11 +66,14 @@ func TestModeEndlessList(t *testing.T) {
 }
 
 // TestModeHugeListPage: after the catalog, one last page of at least
-// HugeListPageSize bytes, whose entries are real; the session that took
+// Options.HugePage bytes, whose entries are real; the session that took
 // it still works. The page is streamed (stream_test.go): its size and
-// its entries counted, one kept.
+// its entries counted, one kept. It asks for 3 MiB: each entry is at
+// least HugePageEntryMin bytes, checked here, so the default page of
+// HugeListPageSize/HugePageEntryMin+1 entries is at least that size too.
 func TestModeHugeListPage(t *testing.T) {
-	s := newServer(t, hostile.Options{Fixtures: []string{}, Mode: hostile.ModeHugeListPage})
+	const hugePage = 3 << 20
+	s := newServer(t, hostile.Options{Fixtures: []string{}, Mode: hostile.ModeHugeListPage, HugePage: hugePage})
 	rc := rawSession(t, s)
 	res, err := rc.call("skills/list", map[string]any{})
 	var first listResult
@@ -114,8 +117,11 @@ func TestModeHugeListPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if size < hostile.HugeListPageSize || next != "" {
-		t.Errorf("huge page: %d bytes, cursor %q; want at least %d and the last page", size, next, hostile.HugeListPageSize)
+	if size < hugePage || next != "" {
+		t.Errorf("huge page: %d bytes, cursor %q; want at least %d and the last page", size, next, hugePage)
+	}
+	if size < int64(entries)*hostile.HugePageEntryMin {
+		t.Errorf("huge page: %d entries in %d bytes, under %d bytes each", entries, size, hostile.HugePageEntryMin)
 	}
 	t.Logf("huge page: %d entries, %d bytes", entries, size)
 	// Its entries are real, and the session is still good after it.

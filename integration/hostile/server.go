@@ -33,6 +33,10 @@ type Options struct {
 	Mode string
 	// Heavy shapes the pages of ModeHeavyList.
 	Heavy Heavy
+	// HugePage is the least size in bytes of huge-list-page's last page;
+	// 0 means HugeListPageSize. A test that lowers the client's frame cap
+	// (a smaller max_file_size) needs only a page over that cap.
+	HugePage int
 	// Crowd is the number of generated skills of the crowd modes
 	// (CrowdModes); 0 means DefaultCrowd.
 	Crowd int
