@@ -302,17 +302,20 @@ func TestStalledPageAskedAheadTimesOut(t *testing.T) {
 	pages := [][]skill.Entry{{byName["a"], byName["b"]}, {byName["c"]}}
 	late := []skill.Entry{byName["late"]}
 
+	// The timeouts are short (the test waits each out) and still far
+	// longer than page 1 takes, which the server answers at once: a
+	// machine slow enough to take 1.5 s over it fails the first check.
 	for _, tc := range []struct {
 		name      string
 		limits    func(*config.Limits)
 		truncated []string // all in Catalog.Truncated
 		late      bool
 	}{
-		{"call timeout", func(l *config.Limits) { l.CallTimeout, l.ListTimeout = 3*time.Second, 10*time.Minute },
+		{"call timeout", func(l *config.Limits) { l.CallTimeout, l.ListTimeout = 1500*time.Millisecond, 10*time.Minute },
 			[]string{"page 2 failed", ErrTimeout.Error()}, false},
-		{"list timeout", func(l *config.Limits) { l.CallTimeout, l.ListTimeout = 10*time.Minute, 4*time.Second },
-			[]string{"stopped after 4s (list_timeout)"}, false},
-		{"late answer", func(l *config.Limits) { l.CallTimeout, l.ListTimeout = 3*time.Second, 10*time.Minute },
+		{"list timeout", func(l *config.Limits) { l.CallTimeout, l.ListTimeout = 10*time.Minute, 2*time.Second },
+			[]string{"stopped after 2s (list_timeout)"}, false},
+		{"late answer", func(l *config.Limits) { l.CallTimeout, l.ListTimeout = 1500*time.Millisecond, 10*time.Minute },
 			[]string{"page 2 failed", ErrTimeout.Error()}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
