@@ -39,6 +39,11 @@ func TestMain(m *testing.M) {
 	// These tests wait on subprocesses, servers and the kernel far more
 	// than on a CPU: run more at once than -parallel's default.
 	testkit.WaitingParallel(parallelTests)
+	// Many processes of these tests would crowd out the package go test
+	// runs beside this one (testkit.Yield).
+	if err := testkit.Yield(5); err != nil {
+		fmt.Fprintln(os.Stderr, "testkit:", err)
+	}
 	dir, err := os.MkdirTemp("", "skillfs-integration-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
