@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 	testkit.WaitingParallel(parallelTests)
 	// Many processes of these tests would crowd out the package go test
 	// runs beside this one (testkit.Yield).
-	if err := testkit.Yield(5); err != nil {
+	if err := testkit.Yield(10); err != nil {
 		fmt.Fprintln(os.Stderr, "testkit:", err)
 	}
 	dir, err := os.MkdirTemp("", "skillfs-integration-")
