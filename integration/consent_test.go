@@ -578,8 +578,11 @@ func TestApproveStopsAtTheApprovalsCap(t *testing.T) {
 	cfg := writeConfig(t, map[string]any{
 		"heavy": hostileStdio(t, hostile.Options{Fixtures: []string{}, Mode: hostile.ModeHeavyList, Heavy: heavy}),
 	}, map[string]any{"defaults": map[string]any{"approval": "required",
-		"limits": map[string]any{"max_list_entries": listed, "call_timeout": "60s", "list_timeout": "5m"}}})
-	m := startMountEnv(t, env, cfg, "--startup-timeout", "5m")
+		// Bounds only against a hang: a heavy page of about 11 MB, made
+		// and decoded under the race detector on a saturated machine,
+		// once took more than a minute.
+		"limits": map[string]any{"max_list_entries": listed, "call_timeout": "10m", "list_timeout": "10m"}}})
+	m := startMountEnv(t, env, cfg, "--startup-timeout", "10m")
 	m.warnings = true // the listing stops at max_list_entries; the cap stops the approvals
 	rows := pendingRows(t, env, m.Dir)
 	if len(rows) != listed {
