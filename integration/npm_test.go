@@ -106,13 +106,21 @@ func npmInstall(cache, dir, what string, files map[string][]byte) (skip string, 
 	}
 	// --ignore-scripts: nothing from the registry runs at install time.
 	// One quick retry: offline, npm's default backoff takes minutes to give up.
-	ci, err := npm(10*time.Minute, "ci", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund",
-		"--fetch-retries=1", "--fetch-retry-mintimeout=1000", "--fetch-retry-maxtimeout=5000")
+	install := func() (string, error) {
+		return npm(10*time.Minute, "ci", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund",
+			"--fetch-retries=1", "--fetch-retry-mintimeout=1000", "--fetch-retry-maxtimeout=5000")
+	}
+	ci, err := install()
 	if err != nil {
 		if ping, perr := npm(time.Minute, "ping", "--fetch-retries=0"); perr != nil {
 			return fmt.Sprintf("npm ci of %s failed and the npm registry is unreachable (npm ping: %v %s); npm ci said:\n%s", what, perr, strings.TrimSpace(ping), ci), nil
 		}
-		return "", fmt.Errorf("npm ci of %s failed although the registry answers npm ping: %v\n%s", what, err, ci)
+		// The registry answers: one more install, for a connection reset
+		// in the middle of one (seen once: ECONNRESET on a tarball).
+		first := ci
+		if ci, err = install(); err != nil {
+			return "", fmt.Errorf("npm ci of %s failed twice although the registry answers npm ping: %v\nfirst:\n%s\nsecond:\n%s", what, err, first, ci)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ".installed"), nil, 0o644); err != nil {
 		return "", err
