@@ -133,6 +133,7 @@ func (m *Mount) Invalidate(c vfs.Change) {
 	select {
 	case m.notify <- c:
 	case <-m.done:
+		c.Done()
 	default:
 		// The queue is full: deliver this one from a goroutine rather than
 		// drop it.
@@ -140,6 +141,7 @@ func (m *Mount) Invalidate(c vfs.Change) {
 			select {
 			case m.notify <- c:
 			case <-m.done:
+				c.Done()
 			}
 		}()
 	}
@@ -171,6 +173,7 @@ func (m *Mount) invalidator() {
 					}
 				}
 			}
+			c.Done()
 		}
 	}
 }

@@ -33,7 +33,8 @@ import (
 // ErrNotExist), an approval of a changed skill Is wire.ErrChanged.
 type Consent struct {
 	*branches
-	gen *generated // the person's Index and status.json's Status
+	gen  *generated // the person's Index and status.json's Status
+	feed *feed      // settled before an answer (regate)
 }
 
 // Status is status.json's content.
@@ -506,6 +507,7 @@ func (c *Consent) Get(ctx context.Context, label, uri string) (_ SkillInfo, err 
 		return SkillInfo{}, fmt.Errorf("get %s from %s: %w", uri, label, err)
 	}
 	o.log.Info("skill confirmed with skills/get", "op", "get", "uri", s.URI.String())
+	c.feed.settle()
 	si, ok := o.info(s.URI.String())
 	if !ok {
 		return SkillInfo{}, fmt.Errorf("get %s from %s: %w", uri, label, ErrNotExist)
@@ -529,9 +531,18 @@ func (c *Consent) findAll(refs []SkillRef) ([]found, error) {
 	return fds, nil
 }
 
+// regate rebuilds the trees of the origins whose approvals changed, and
+// waits until the kernel has been told (settle), so that the answer the
+// user gets holds for the next file operation.
 func (c *Consent) regate(touched map[*branch]bool) {
 	for o := range touched {
 		o.cat.regate()
+	}
+	if len(touched) == 0 || c.feed.settle() {
+		return
+	}
+	for o := range touched {
+		o.log.Warn("the kernel was not told in time of a change of approvals: the mount may show the old tree until its cache times out", "op", "approve")
 	}
 }
 

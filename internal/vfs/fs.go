@@ -55,6 +55,17 @@ type Change struct {
 	// that left it (a path whose kind changed is in both): the kernel may
 	// hold a negative entry for the one and a positive entry for the other.
 	Added, Removed []string
+	// done, when set, is called by Done.
+	done func()
+}
+
+// Done tells the feed that the subscriber has acted on c (the kernel has
+// been told). A subscriber calls it once for every Change it is given, or
+// one who waits for the feed to settle waits out its bound.
+func (c Change) Done() {
+	if c.done != nil {
+		c.done()
+	}
 }
 
 // Core is the mount's surface: what the kernel (through package fs) and
@@ -104,7 +115,7 @@ func New(opts Options) (*Core, error) {
 	gen := &generated{}
 	f := &Core{branches: &branches{}, mem: newMemory(), gen: gen, opts: opts, log: log, now: now, staleRetry: cmp.Or(opts.StaleRetry, DefaultStaleRetry), started: now(), readied: make(chan struct{}, 1)}
 	gen.f = f
-	f.consent = &Consent{branches: f.branches, gen: gen}
+	f.consent = &Consent{branches: f.branches, gen: gen, feed: &f.feed}
 	set := &branchSet{byLabel: map[string]*branch{}}
 	for _, oc := range opts.Config.Origins {
 		if oc.Label == MetaDir {
@@ -212,8 +223,9 @@ func (c *Core) launch(o *branch) {
 
 // Subscribe has fn told, from then on, which mount-relative paths every
 // catalog swap changed, so that a mount can invalidate the kernel's caches.
-// fn is called without locks held and must not block. The returned func
-// ends the subscription.
+// fn is called without locks held and must not block; it calls the
+// Change's Done once it has acted on it (settle waits for that). The
+// returned func ends the subscription.
 func (f *feed) Subscribe(fn func(Change)) (cancel func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -236,6 +248,41 @@ type feed struct {
 	mu   sync.Mutex
 	subs map[int]func(Change)
 	n    int
+}
+
+// settleWait bounds how long settle waits for the subscribers.
+const settleWait = 5 * time.Second
+
+// settle waits until every subscriber has acted on the Changes published
+// before it (it publishes an empty Change and waits for its Done), or for
+// settleWait. The user's commands settle before they answer, so that a
+// skill revoked is gone, and one approved is there, for the next lookup
+// the kernel makes, whatever it held. It reports whether they all did.
+func (f *feed) settle() bool {
+	f.mu.Lock()
+	fns := slices.Collect(maps.Values(f.subs))
+	f.mu.Unlock()
+	if len(fns) == 0 {
+		return true
+	}
+	var left atomic.Int64
+	left.Store(int64(len(fns)))
+	all := make(chan struct{})
+	for _, fn := range fns {
+		fn(Change{done: sync.OnceFunc(func() {
+			if left.Add(-1) == 0 {
+				close(all)
+			}
+		})})
+	}
+	t := time.NewTimer(settleWait)
+	defer t.Stop()
+	select {
+	case <-all:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 func (f *feed) publish(c Change) {
