@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skillfs/skillfs/integration/hostile"
+	"github.com/skillfs/skillfs/internal/testkit"
 )
 
 // Consent under attack (issue 17, items 1–4): an approval binds to what
@@ -503,10 +504,11 @@ func countWrites(t *testing.T, dir string) (stop func() int) {
 // TestApproveManyWritesOnce: approving N skills in one command writes
 // approvals.json once (counted by the kernel's inotify events on the
 // store directory, each rename onto the file a creation), not once per
-// skill, and all N are approved after the daemon restarts.
+// skill, and all N are approved after the daemon restarts (N is 50, 200
+// under -soak).
 func TestApproveManyWritesOnce(t *testing.T) {
 	t.Parallel()
-	const n = 200
+	n := testkit.Size(50, 200)
 	dir := t.TempDir()
 	files := map[string]string{}
 	for i := range n {
