@@ -70,7 +70,7 @@
 //	escaping-children     directory read of skill://escaping-children adds skill://escaping-children/../etc,
 //	                      file:///etc, skill://other/x, skill://honest-a/SKILL.md and a grandchild
 //	endless-dir-cursor    directory read of skill://endless-dir-cursor: same children, a fresh cursor forever
-//	slow-read             SKILL.md after SlowReadDelay (3 s)
+//	slow-read             SKILL.md after SlowReadDelay (1 s)
 //	hang-read             SKILL.md never, until the request is cancelled
 //	die-mid-read          reading SKILL.md kills the server (below)
 //	malformed-read        bad-base64.bin (blob not base64), other-uri.md (contents under another URI),

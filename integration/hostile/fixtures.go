@@ -542,7 +542,7 @@ var builders = map[string]func(variant string) []*skillDef{
 		return one(d)
 	},
 	SlowRead: func(string) []*skillDef {
-		d := basic(SlowRead, SlowRead, "A skill whose SKILL.md takes 3 seconds to arrive", "# slow-read\n")
+		d := basic(SlowRead, SlowRead, "A skill whose SKILL.md takes a second to arrive", "# slow-read\n")
 		d.files[0].read = Slow
 		return one(d)
 	},

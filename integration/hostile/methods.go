@@ -21,7 +21,7 @@ import (
 var errStopped = errors.New("hostile: the server is stopping")
 
 // SlowReadDelay is how long slow-read's SKILL.md takes to arrive.
-const SlowReadDelay = 3 * time.Second
+const SlowReadDelay = time.Second
 
 // methodRead is the base protocol's read; the SEP-2640 methods are
 // package skill's.

@@ -299,6 +299,7 @@ func checkStderr(t *testing.T, stderr *lockedBuffer) {
 // served by the built binary over stdio and HTTP in both protocol eras, is
 // listed, read back and verified by a go-sdk client.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t, 36)
 	if len(fx.files) < 300 {
 		t.Fatalf("fixture has %d files; the test wants a few hundred", len(fx.files))
@@ -307,6 +308,7 @@ func TestConformance(t *testing.T) {
 	for _, tr := range transports {
 		for _, era := range eras {
 			t.Run(tr.name+"/"+era, func(t *testing.T) {
+				t.Parallel()
 				p := tr.start(t, fx.dir, era, "--page-size", fmt.Sprint(pageSize), "--poll", "-1s")
 				if got := p.cs.InitializeResult().ProtocolVersion; got != era {
 					t.Fatalf("negotiated protocol %s, want %s", got, era)
@@ -322,9 +324,11 @@ func TestConformance(t *testing.T) {
 // expects notifications/resources/list_changed, then the new digest from
 // skills/get and the new bytes from resources/read.
 func TestChangeNotifies(t *testing.T) {
+	t.Parallel()
 	for _, tr := range transports {
 		for _, era := range eras {
 			t.Run(tr.name+"/"+era, func(t *testing.T) {
+				t.Parallel()
 				fx := newFixture(t, 3)
 				p := tr.start(t, fx.dir, era, "--poll", "20ms")
 				if era >= "2026-07-28" {

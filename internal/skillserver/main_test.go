@@ -43,6 +43,8 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building skillfs:", err)
 		return 1
 	}
+	// The parallel tests talk to server processes and wait on them.
+	testkit.WaitingParallel(4)
 	return m.Run()
 }
 

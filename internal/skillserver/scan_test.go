@@ -138,6 +138,7 @@ func TestRefusals(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
+	t.Parallel()
 	t.Run("files", func(t *testing.T) {
 		files := map[string]string{"many/SKILL.md": skillMD("many", ""), "few/SKILL.md": skillMD("few", "")}
 		for i := range maxResources { // with SKILL.md: one over

@@ -47,6 +47,7 @@ func until(t *testing.T, cs *mcp.ClientSession, changed chan struct{}, what stri
 // not exist is published, a folder made inside it is watched too, and its
 // removal is noticed.
 func TestWatchFollowsNewFolders(t *testing.T) {
+	t.Parallel()
 	dir := tree(t, map[string]string{"s/SKILL.md": skillMD("s", "")})
 	s, err := New(dir, Options{Logger: testLogger(t), PollInterval: time.Hour})
 	if err != nil {

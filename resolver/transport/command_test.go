@@ -151,6 +151,7 @@ func TestCommandChildExits(t *testing.T) {
 }
 
 func TestCommandCloseKillsGroup(t *testing.T) {
+	t.Parallel() // after the tests that change termGrace, which are not
 	tests := []struct {
 		mode string
 		warn []string
@@ -209,6 +210,7 @@ func TestCommandCloseReportsOnlyIgnoredTerm(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // both with a grace of zero; restored after both
 			if _, err := exec.LookPath("sleep"); err != nil {
 				t.Skip("no sleep command")
 			}

@@ -20,6 +20,8 @@ func TestMain(m *testing.M) {
 		runChild(mode)
 		os.Exit(0)
 	}
+	// The parallel tests mostly wait out Close's graces.
+	testkit.WaitingParallel(4)
 	testkit.Main(m)
 }
 

@@ -191,6 +191,7 @@ func readResource(ctx context.Context, cs *mcp.ClientSession, uri string) (strin
 // 4 MiB resources/read response to a call limited to 1 MiB fails that call
 // with CodeResponseTooLarge, and the same session then serves a small read.
 func TestOverlongResponseKeepsSession(t *testing.T) {
+	t.Parallel()
 	for _, s := range setups {
 		t.Run(s.name, func(t *testing.T) {
 			log, _ := newTestLog(t)
