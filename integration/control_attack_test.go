@@ -157,13 +157,7 @@ func attacker(t *testing.T) string {
 	}
 	dir := sharedDir(t, 0o755)
 	bin := filepath.Join(dir, "attacker")
-	b, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	placeExecutable(t, exe, bin)
 	return bin
 }
 

@@ -534,3 +534,22 @@ func cleanupDaemon(t *testing.T, mnt string, pid *int, unmount func()) {
 		}
 	})
 }
+
+// placeExecutable puts the executable src at dst as a hard link. A copy
+// would be written through a descriptor that a process forked meanwhile by
+// another test inherits until it execs, and running the copy would fail
+// with ETXTBSY ("text file busy") until then. Across file systems it
+// copies.
+func placeExecutable(t *testing.T, src, dst string) {
+	t.Helper()
+	if err := os.Link(src, dst); err == nil {
+		return
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -87,13 +87,7 @@ func TestMountWithoutTheMountHelperSaysSo(t *testing.T) {
 		}
 	}
 	bin := filepath.Join(sharedDir(t, 0o755), "skillfs")
-	b, err := os.ReadFile(skillfsBin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	placeExecutable(t, skillfsBin, bin)
 	s := newNoFUSESetup(t)
 	emptyPath := sharedDir(t, 0o755)
 	uid := strconv.Itoa(attackerUID)

@@ -60,13 +60,7 @@ func TestWalkReadmeRunItEveryDay(t *testing.T) {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.ReadFile(skillfsBin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(bin, "skillfs"), exe, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	placeExecutable(t, skillfsBin, filepath.Join(bin, "skillfs"))
 	runtimeDir := filepath.Join(home, "run")
 	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
 		t.Fatal(err)
