@@ -88,11 +88,11 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 		cancel()
 		t.Fatal(err)
 	}
-	v.Start(ctx)
+	wait := v.Start(ctx)
 	t.Cleanup(func() {
 		// The mount's order: its origins stop before the server goes.
 		v.Stop()
-		v.Wait()
+		wait()
 		cancel()
 		for _, r := range f.logs.TakeWarnings() {
 			if !f.expected(r.Msg) {

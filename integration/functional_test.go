@@ -165,10 +165,10 @@ func TestFunctionalVFS(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	v.Start(ctx)
+	wait := v.Start(ctx)
 	t.Cleanup(func() {
 		v.Stop()
-		v.Wait()
+		wait()
 		cancel()
 	})
 	rctx, rcancel := context.WithTimeout(ctx, 5*time.Minute)

@@ -89,10 +89,10 @@ func startCore(ctx context.Context, opts mountOptions, origins *servers, st *sto
 	}
 	cleanCacheAtStart(st, origins.Config.Cache, v, log) // the origins' directories are leased by now
 	vctx, stopOrigins := context.WithCancel(context.WithoutCancel(ctx))
-	v.Start(vctx)
+	wait := v.Start(vctx)
 	return v, func() {
 		stopOrigins()
-		waitTimeout(v.Wait, 10*time.Second)
+		waitTimeout(wait, 10*time.Second)
 	}, nil
 }
 

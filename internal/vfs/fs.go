@@ -169,8 +169,10 @@ func (b *branches) branch(label string) (*branch, bool) {
 }
 
 // Start loads each origin's saved catalog and starts its supervisor. The
-// supervisors stop when ctx ends; Wait waits for them.
-func (c *Core) Start(ctx context.Context) {
+// supervisors stop when ctx ends (or at Stop); wait, which Start returns,
+// waits for them, and for those a reload starts later, to have stopped and
+// saved what they hold.
+func (c *Core) Start(ctx context.Context) (wait func()) {
 	c.reloadMu.Lock()
 	defer c.reloadMu.Unlock()
 	c.runCtx = ctx
@@ -180,6 +182,7 @@ func (c *Core) Start(ctx context.Context) {
 	for _, o := range c.all() {
 		c.launch(o)
 	}
+	return c.wg.Wait
 }
 
 // Stop stops every origin's supervisor and fails the reads waiting on a
@@ -293,9 +296,6 @@ func (f *feed) publish(c Change) {
 		fn(c)
 	}
 }
-
-// Wait waits for the supervisors started by Start to stop.
-func (c *Core) Wait() { c.wg.Wait() }
 
 // Ready waits until every origin has a catalog (live or saved) or has
 // failed its first connection, or until ctx ends. It reports the labels

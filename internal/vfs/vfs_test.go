@@ -80,6 +80,7 @@ type fixture struct {
 	warn      *testkit.Log // the core's log; any Warn or Error fails the test unless allowWarn
 	dir       string
 	fs        *vfs.Core
+	wait      func() // Start's: the origins have stopped
 	srv       *skillserver.Server
 	access    *accessLog
 	cache     string
@@ -175,9 +176,9 @@ func (f *fixture) start(t *testing.T, edit func(*config.Origin)) {
 		t.Fatal(err)
 	}
 	f.fs = v
-	v.Start(ctx)
+	f.wait = v.Start(ctx)
 	// The mount's order: its origins stop before the server goes.
-	t.Cleanup(func() { v.Stop(); v.Wait(); cancel() })
+	t.Cleanup(func() { v.Stop(); f.wait(); cancel() })
 	rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer rcancel()
 	if waiting := v.Ready(rctx); len(waiting) > 0 {
@@ -189,7 +190,7 @@ func (f *fixture) start(t *testing.T, edit func(*config.Origin)) {
 // so no "session ended" warning is logged.
 func (f *fixture) stop() {
 	f.fs.Stop()
-	f.fs.Wait()
+	f.wait()
 	f.cancel()
 }
 
@@ -356,8 +357,8 @@ func TestSavedCatalogServesVerifiedBytesOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v.Start(ctx)
-	defer v.Wait()
+	wait := v.Start(ctx)
+	defer wait()
 	defer cancel()
 	rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
 	defer rcancel()
