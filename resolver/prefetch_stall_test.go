@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -90,6 +92,9 @@ type stallServer struct {
 	// resolver's prefetch was waiting for it.
 	askedAhead atomic.Bool
 	noGone     atomic.Bool
+	// rig labels the goroutines of the rig serving this server
+	// (newStallRig); set before any request.
+	rig string
 }
 
 func newStallServer(t *testing.T, pages [][]skill.Entry, late []skill.Entry, holdOnce bool) *stallServer {
@@ -140,7 +145,7 @@ func (s *stallServer) list(ctx context.Context, _ *mcp.ServerSession, p *stallLi
 	if !hold {
 		return res, nil
 	}
-	s.askedAhead.Store(goroutinesIn("resolver.startPrefetch") > 0)
+	s.askedAhead.Store(rigGoroutines(s.rig, "resolver.startPrefetch") > 0)
 	s.holding.Add(1)
 	defer s.holding.Add(-1)
 	s.held <- struct{}{}
@@ -179,12 +184,30 @@ func (s *stallServer) requests() []string {
 	return append([]string(nil), s.asked...)
 }
 
-// goroutinesIn counts the goroutines whose stack mentions fn.
-func goroutinesIn(fn string) int {
+// rigLabel is the pprof label newStallRig runs its session under: every
+// goroutine the session starts, and those of the server it dials, inherit
+// it, so that rigs running in parallel count only their own.
+const rigLabel = "stall-rig"
+
+var rigs atomic.Int64
+
+// rigGoroutines counts the goroutines of rig whose stack mentions fn, or
+// all of them when fn is "".
+func rigGoroutines(rig, fn string) int {
+	var b bytes.Buffer
+	pprof.Lookup("goroutine").WriteTo(&b, 1)
+	label := fmt.Sprintf("%q:%q", rigLabel, rig)
 	n := 0
-	for _, g := range strings.Split(allStacks(), "\n\n") {
-		if strings.Contains(g, fn) {
-			n++
+	for _, rec := range strings.Split(b.String(), "\n\n") {
+		if strings.HasPrefix(rec, "goroutine profile:") {
+			_, rec, _ = strings.Cut(rec, "\n")
+		}
+		if !strings.Contains(rec, label) || !strings.Contains(rec, fn) {
+			continue
+		}
+		var count int
+		if _, err := fmt.Sscanf(rec, "%d @", &count); err == nil {
+			n += count
 		}
 	}
 	return n
@@ -208,6 +231,7 @@ func poll(cond func() bool) bool { return testkit.Poll(stallBound, cond) }
 // session the way the daemon does (its context ends) and waits, within
 // stallBound, for the Session and every server connection to end.
 type stallRig struct {
+	id        string // its goroutines' rigLabel
 	o         *Session
 	cats      chan *Catalog
 	stop      func() error
@@ -216,7 +240,8 @@ type stallRig struct {
 
 func newStallRig(t *testing.T, srv *stallServer, marker string, edit func(*config.Limits)) *stallRig {
 	t.Helper()
-	r := &stallRig{cats: make(chan *Catalog, 8), delivered: make(chan struct{})}
+	r := &stallRig{id: fmt.Sprint("rig-", rigs.Add(1)), cats: make(chan *Catalog, 8), delivered: make(chan struct{})}
+	srv.rig = r.id
 	oc := config.Origin{Label: "stall", Kind: config.Stdio, Command: "x", Limits: config.DefaultLimits()}
 	oc.Limits.RefreshInterval = 0
 	edit(&oc.Limits)
@@ -245,7 +270,9 @@ func newStallRig(t *testing.T, srv *stallServer, marker string, edit func(*confi
 	ctx, cancel := context.WithCancel(context.Background())
 	var run sync.WaitGroup
 	run.Add(1)
-	go func() { defer run.Done(); r.o.Run(ctx) }()
+	pprof.Do(ctx, pprof.Labels(rigLabel, r.id), func(ctx context.Context) {
+		go func() { defer run.Done(); r.o.Run(ctx) }()
+	})
 	var once sync.Once
 	var stopErr error
 	r.stop = func() error {
@@ -319,7 +346,7 @@ func TestStalledPageAskedAheadTimesOut(t *testing.T) {
 			[]string{"page 2 failed", ErrTimeout.Error()}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := runtime.NumGoroutine()
+			t.Parallel() // each waits out its timeout; each counts its own goroutines
 			srv := newStallServer(t, pages, late, tc.late)
 			r := newStallRig(t, srv, `"late"`, tc.limits)
 
@@ -358,7 +385,7 @@ func TestStalledPageAskedAheadTimesOut(t *testing.T) {
 			}
 			// 2. Nothing of the listing is left waiting for the page.
 			if !poll(func() bool {
-				return goroutinesIn("resolver.startPrefetch") == 0 && goroutinesIn("resolver.(*Session).enumerate") == 0
+				return rigGoroutines(r.id, "resolver.startPrefetch") == 0 && rigGoroutines(r.id, "resolver.(*Session).enumerate") == 0
 			}) {
 				t.Errorf("the listing's goroutines are still running %v after it was published:\n%s", stallBound, allStacks())
 			}
@@ -399,8 +426,8 @@ func TestStalledPageAskedAheadTimesOut(t *testing.T) {
 				t.Errorf("a catalog published after the listing: %q, truncated %q", skillNames(c), c.Truncated)
 			default:
 			}
-			if !poll(func() bool { return runtime.NumGoroutine() <= before }) {
-				t.Errorf("%d goroutines %v after the session closed, %d before:\n%s", runtime.NumGoroutine(), stallBound, before, allStacks())
+			if !poll(func() bool { return rigGoroutines(r.id, "") == 0 }) {
+				t.Errorf("%d goroutines of the session or its server %v after the session closed:\n%s", rigGoroutines(r.id, ""), stallBound, allStacks())
 			}
 		})
 	}

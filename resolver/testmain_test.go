@@ -8,4 +8,8 @@ import (
 
 // TestMain runs the tests with a HOME and XDG directories of their own,
 // never the user's (internal/testkit).
-func TestMain(m *testing.M) { testkit.Main(m) }
+func TestMain(m *testing.M) {
+	// The stall tests run in parallel and wait out their timeouts.
+	testkit.WaitingParallel(4)
+	testkit.Main(m)
+}
