@@ -83,6 +83,9 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 		Store:  st,
 		Dial:   map[string]func(context.Context) (io.ReadWriteCloser, error){"local": dial},
 		Logger: lg,
+		// A tree a test changes is listed again within this after
+		// Refresh, not within the 2 s default.
+		RelistGap: 100 * time.Millisecond,
 	})
 	if err != nil {
 		cancel()

@@ -55,7 +55,7 @@ func TestHostileNotificationStorm(t *testing.T) {
 	t.Logf("storm of %v: %d skills/list calls, daemon CPU %d ticks (%.0f%% of a core)", elapsed.Round(time.Millisecond), lists, cpu, 100*float64(cpu)/100/elapsed.Seconds())
 
 	// The resolver re-lists on notifications at most once per 2 s (see
-	// resolver.relistMinGap); a slow machine makes fewer, not more.
+	// resolver.DefaultRelistGap); a slow machine makes fewer, not more.
 	if limit := 3 + int(elapsed/(2*time.Second)); lists > limit {
 		t.Errorf("%d skills/list calls during %v of storm, want at most %d", lists, elapsed, limit)
 	}

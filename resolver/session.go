@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is sent as the client version.
 	Version string
+	// RelistGap is the least time between the starts of two enumerations
+	// that a Refresh or a list_changed notification asked for; 0 means
+	// DefaultRelistGap. Tests that change a server's tree lower it.
+	RelistGap time.Duration
 }
 
 // State is where an origin's session stands.
@@ -402,7 +407,7 @@ func (o *Session) runSession(ctx context.Context) (healthy bool, err error) {
 		}
 		wait := o.limits.RefreshInterval
 		if ttl > 0 && (wait <= 0 || ttl < wait) {
-			wait = max(ttl, relistMinGap)
+			wait = max(ttl, o.relistGap())
 		}
 		if err := o.waitForRelist(ctx, ended, wait, listed); err != nil || ctx.Err() != nil {
 			return healthy, err
@@ -411,14 +416,16 @@ func (o *Session) runSession(ctx context.Context) (healthy bool, err error) {
 }
 
 // Re-lists asked for (notifications/resources/list_changed, Refresh) are
-// coalesced over relistCoalesce, and start at least relistMinGap after the
-// previous enumeration started: a server that sends list_changed without
-// pause gets one skills/list enumeration per relistMinGap, not one per
-// notification.
+// coalesced over relistCoalesce, and start at least DefaultRelistGap
+// (Options.RelistGap) after the previous enumeration started: a server
+// that sends list_changed without pause gets one skills/list enumeration
+// per gap, not one per notification.
 const (
-	relistCoalesce = 200 * time.Millisecond
-	relistMinGap   = 2 * time.Second
+	relistCoalesce   = 200 * time.Millisecond
+	DefaultRelistGap = 2 * time.Second
 )
+
+func (o *Session) relistGap() time.Duration { return cmp.Or(o.opts.RelistGap, DefaultRelistGap) }
 
 // waitForRelist returns when it is time to enumerate again (nil), or when
 // the session or ctx ended. listed is when the last enumeration started.
@@ -436,7 +443,7 @@ func (o *Session) waitForRelist(ctx context.Context, ended <-chan error, wait ti
 		return sessionEnded(err)
 	case <-o.relist:
 		// Coalesce a burst of notifications into one re-list.
-		pause := max(relistCoalesce, relistMinGap-time.Since(listed))
+		pause := max(relistCoalesce, o.relistGap()-time.Since(listed))
 		t := time.NewTimer(pause)
 		defer t.Stop()
 		select {

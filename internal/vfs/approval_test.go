@@ -162,7 +162,7 @@ func TestApprovalPendingIsInvisibleAndListed(t *testing.T) {
 // once, an open file of it fails with not-approved rather than serve new
 // bytes, and pending says what changed; re-approving serves the new bytes.
 func TestApprovalChangedEntryLeavesTheTree(t *testing.T) {
-	// Waits for a re-list (resolver.relistMinGap): beside the others.
+	// Waits for a re-list (testRelistGap): beside the others.
 	t.Parallel()
 	f := newFixture(t, baseFiles, required)
 	f.allowWarn = true // the failed read of the open file is logged

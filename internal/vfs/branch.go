@@ -69,6 +69,7 @@ func newBranch(f *Core, oc config.Origin, so *store.Bucket) *branch {
 		OnCatalog: o.onCatalog,
 		Logger:    f.log,
 		Version:   f.opts.Version,
+		RelistGap: f.opts.RelistGap,
 	})
 	o.rd = &reader{
 		cfg: oc, mem: f.mem, res: o.res, store: so, cat: o.cat,

@@ -37,6 +37,9 @@ type Options struct {
 	// StaleRetry bounds how often a failed read asks for a fresh entry of
 	// one skill with skills/get; 0 means DefaultStaleRetry.
 	StaleRetry time.Duration
+	// RelistGap is resolver.Options.RelistGap of every origin; 0 means
+	// resolver.DefaultRelistGap.
+	RelistGap time.Duration
 	// MountPoint is the mount's absolute path, for the locations of the
 	// <available_skills> block in index.md; "" leaves them mount-relative.
 	MountPoint string

@@ -40,7 +40,7 @@ func allKept(t *testing.T, f *fixture, path string) {
 // A changed skill's review is the unified diff of every changed file
 // against the approved bytes, which the approval kept and names.
 func TestReviewDiffsAgainstTheApprovedVersion(t *testing.T) {
-	// Waits for a re-list (resolver.relistMinGap): beside the others.
+	// Waits for a re-list (testRelistGap): beside the others.
 	t.Parallel()
 	f := newFixture(t, baseFiles, func(o *config.Origin) { required(o); o.Env = map[string]string{"TOKEN": "s3cret"} })
 	if p, _ := f.pending("local/alpha"); p.Why != wire.WhyNew {
@@ -111,7 +111,7 @@ func TestReviewDiffsAgainstTheApprovedVersion(t *testing.T) {
 
 // A binary file's change is shown by size and digest.
 func TestReviewShowsABinaryChangeBySizeAndDigest(t *testing.T) {
-	// Waits for a re-list (resolver.relistMinGap): beside the others.
+	// Waits for a re-list (testRelistGap): beside the others.
 	t.Parallel()
 	files := map[string]string{"alpha/SKILL.md": baseFiles["alpha/SKILL.md"], "alpha/logo.bin": "\x00\x01\x02"}
 	f := newFixture(t, files, required)
@@ -175,7 +175,7 @@ func textOf(tag string, n int) string {
 // diffed, one byte more is shown by size and digest; the files of one
 // skill are kept, in URI order, while they fit MaxKeptSkill.
 func TestReviewCaps(t *testing.T) {
-	// Waits for a re-list (resolver.relistMinGap): beside the others.
+	// Waits for a re-list (testRelistGap): beside the others.
 	t.Parallel()
 	md := baseFiles["alpha/SKILL.md"]
 	files := map[string]string{

@@ -8,7 +8,7 @@ import (
 
 // TestMain runs the tests with a HOME and XDG directories of their own,
 // never the user's (internal/testkit). The parallel tests wait for a
-// re-list (resolver.relistMinGap, 2 s) far more than they compute: they
+// re-list (testRelistGap in vfs_test.go) and for the server more than they compute: they
 // run all at once.
 func TestMain(m *testing.M) {
 	testkit.WaitingParallel(8)

@@ -171,6 +171,9 @@ func (f *fixture) start(t *testing.T, edit func(*config.Origin)) {
 		Store:  st,
 		Dial:   map[string]func(context.Context) (io.ReadWriteCloser, error){"local": dial},
 		Logger: f.warn.Logger(),
+		// A server changed by a test is listed again within this, not
+		// within the 2 s a storm of notifications gets.
+		RelistGap: testRelistGap,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -419,7 +422,7 @@ func TestUnlistedSkillIsConfirmedWithSkillsGet(t *testing.T) {
 // once the server removes it and says so, ls of shared/ stops naming it
 // at once, as stat does, rather than for the rest of dirReadTTL.
 func TestDirectoryReadsEndWithTheListing(t *testing.T) {
-	// Waits for a re-list (resolver.relistMinGap): beside the others.
+	// Waits for a re-list (testRelistGap): beside the others.
 	t.Parallel()
 	files := maps.Clone(baseFiles)
 	files["shared/refunds/SKILL.md"] = "---\nname: refunds\ndescription: Refunds\n---\n"
@@ -585,7 +588,7 @@ func TestConfirmedSkillsCountAgainstByteCap(t *testing.T) {
 // the first reader), so under load a stat said ENOENT while ls still
 // listed the refused name.
 func TestLookupDuringARefusalWaitsForIt(t *testing.T) {
-	// Waits for a re-list (resolver.relistMinGap): beside the others.
+	// Waits for a re-list (testRelistGap): beside the others.
 	t.Parallel()
 	// Under max_list_resources 3 the unlisted delta is refused.
 	f := newFixture(t, baseFiles, func(o *config.Origin) { o.Limits.MaxListPages = 1; o.Limits.MaxListResources = 3 })
@@ -688,3 +691,8 @@ func TestLookupGivenUpIsNotAnAbsence(t *testing.T) {
 		t.Errorf("stat delta/SKILL.md once skills/get answered: %v, want it held", err)
 	}
 }
+
+// testRelistGap is the fixture's vfs.Options.RelistGap: a test that changes
+// the server's tree and calls Refresh waits this long, not the 2 s default
+// (resolver.DefaultRelistGap).
+const testRelistGap = 100 * time.Millisecond
