@@ -71,6 +71,7 @@ func TestServeMissingDir(t *testing.T) {
 }
 
 func TestServeStopsOnSignal(t *testing.T) {
+	t.Parallel() // the stdio case waits out serve's 2 s for a listen stream
 	fx := newFixture(t, 2)
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
