@@ -4,6 +4,7 @@ package transport
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,15 +30,13 @@ const (
 	maxStderrLine = 4 << 10
 )
 
-var (
-	// termGrace is how long Close waits after SIGTERM before SIGKILL. A
-	// server killed by SIGTERM, or one that shuts down when it gets it, can
-	// still take a while to exit on a loaded machine; only one that is still
-	// running when SIGKILL reaches it is reported (it ignored SIGTERM or took
-	// longer than this to act on it). A mount's unmount does not wait for
-	// its servers to stop; its daemon's exit does.
-	termGrace = 2 * time.Second // a variable for the tests only
-)
+// termGrace is how long Close waits after SIGTERM before SIGKILL. A
+// server killed by SIGTERM, or one that shuts down when it gets it, can
+// still take a while to exit on a loaded machine; only one that is still
+// running when SIGKILL reaches it is reported (it ignored SIGTERM or took
+// longer than this to act on it). A mount's unmount does not wait for its
+// servers to stop; its daemon's exit does. Tests set Options.termGrace.
+const termGrace = 2 * time.Second
 
 // Command returns a transport that runs cmd as a stdio MCP server: newline-
 // delimited JSON-RPC over its stdin and stdout, bounded like [Stream]. Each
@@ -77,7 +76,7 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		return nil, fmt.Errorf("start %s: cmd.Stdin and cmd.Stdout must be nil", name)
 	}
 	log := t.opts.logger()
-	p := &process{cmd: t.cmd, name: name, log: log, onExit: t.opts.OnExit, exited: make(chan struct{}), drained: make(chan struct{})}
+	p := &process{cmd: t.cmd, name: name, log: log, onExit: t.opts.OnExit, termGrace: cmp.Or(t.opts.termGrace, termGrace), exited: make(chan struct{}), drained: make(chan struct{})}
 	if err := p.start(); err != nil {
 		return nil, err
 	}
@@ -89,9 +88,10 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 
 // process is a running stdio server.
 type process struct {
-	cmd  *exec.Cmd
-	name string
-	log  *slog.Logger
+	cmd       *exec.Cmd
+	name      string
+	log       *slog.Logger
+	termGrace time.Duration
 
 	stdin  *os.File // our end of the server's stdin
 	stdout *os.File // our end of the server's stdout
@@ -259,7 +259,7 @@ func (p *process) stop() error {
 	if !p.waitExit(stopGrace) {
 		p.signalled.Store(true)
 		p.signalGroup(syscall.SIGTERM)
-		if !p.waitExit(termGrace) {
+		if !p.waitExit(p.termGrace) {
 			p.signalGroup(syscall.SIGKILL)
 			<-p.exited
 			// How it ended tells a server that was still running (the
@@ -267,7 +267,7 @@ func (p *process) stop() error {
 			// a signal with the default action decides the exit status
 			// when it is sent, and an exit is an exit.
 			if killedBy(p.cmd.ProcessState, syscall.SIGKILL) {
-				p.log.Warn("stdio server ignored SIGTERM; killed it", "op", "close", "pid", p.cmd.Process.Pid, "grace", termGrace)
+				p.log.Warn("stdio server ignored SIGTERM; killed it", "op", "close", "pid", p.cmd.Process.Pid, "grace", p.termGrace)
 			} else {
 				p.log.Info("stdio server was slow to exit after SIGTERM", "op", "close", "pid", p.cmd.Process.Pid, "status", p.cmd.ProcessState.String())
 			}

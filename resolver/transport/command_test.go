@@ -151,19 +151,20 @@ func TestCommandChildExits(t *testing.T) {
 }
 
 func TestCommandCloseKillsGroup(t *testing.T) {
-	t.Parallel() // after the tests that change termGrace, which are not
+	t.Parallel()
 	tests := []struct {
-		mode string
-		warn []string
+		mode  string
+		warn  []string
+		grace time.Duration // Options.termGrace: one that ignores SIGTERM is killed in any case
 	}{
-		{"ignore-stdin", nil},
-		{"ignore-term", []string{"ignored SIGTERM"}},
+		{"ignore-stdin", nil, 0},
+		{"ignore-term", []string{"ignored SIGTERM"}, 200 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
 			t.Parallel() // each waits out Close's graces
 			log, rec := newTestLog(t, tt.warn...)
-			conn, err := Command(childCmd(tt.mode), Options{Logger: log}).Connect(context.Background())
+			conn, err := Command(childCmd(tt.mode), Options{Logger: log, termGrace: tt.grace}).Connect(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,13 +192,11 @@ func TestCommandCloseKillsGroup(t *testing.T) {
 }
 
 // On a machine so loaded that no server is gone by the time SIGKILL follows
-// SIGTERM (a grace of zero), Close still reports only the server that was
+// SIGTERM (a grace of a nanosecond), Close still reports only the server that was
 // running when SIGKILL reached it: one that ignores SIGTERM, not one that
 // SIGTERM killed and that was merely not yet reaped.
 func TestCommandCloseReportsOnlyIgnoredTerm(t *testing.T) {
-	saved := termGrace
-	termGrace = 0
-	t.Cleanup(func() { termGrace = saved })
+	t.Parallel()
 	tests := []struct {
 		name string
 		cmd  func() *exec.Cmd
@@ -210,7 +209,7 @@ func TestCommandCloseReportsOnlyIgnoredTerm(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel() // both with a grace of zero; restored after both
+			t.Parallel()
 			if _, err := exec.LookPath("sleep"); err != nil {
 				t.Skip("no sleep command")
 			}
@@ -220,7 +219,7 @@ func TestCommandCloseReportsOnlyIgnoredTerm(t *testing.T) {
 			}
 			log, rec := newTestLog(t, expect...)
 			cmd := tt.cmd()
-			conn, err := Command(cmd, Options{Logger: log}).Connect(context.Background())
+			conn, err := Command(cmd, Options{Logger: log, termGrace: time.Nanosecond}).Connect(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -49,6 +50,8 @@ type Options struct {
 	// when the server ends on its own, with its exit status and the last
 	// lines of its stderr; not when Close stopped it.
 	OnExit func(Exit)
+	// termGrace, when set, replaces Command's termGrace (tests only).
+	termGrace time.Duration
 }
 
 func (o Options) maxFrame() int64 {
