@@ -622,15 +622,16 @@ func TestLookupDuringARefusalWaitsForIt(t *testing.T) {
 		_, err := f.fs.Stat(ctx, "local/team/delta")
 		second <- err
 	}()
-	// Give a lookup that does not wait the time to answer; one that waits
-	// answers only after the release, so this bound cannot fail a correct
-	// core, only let a wrong one pass on a slow machine.
+	// Give a lookup that does not wait the time to answer (a second; it
+	// answers from memory); one that waits answers only after the release,
+	// so this bound cannot fail a correct core, only let a wrong one pass
+	// on a very slow machine.
 	var got error
 	answered := false
 	select {
 	case got = <-second:
 		answered = true
-	case <-time.After(2 * time.Second):
+	case <-time.After(time.Second):
 	}
 	close(release)
 	if !answered {
