@@ -264,6 +264,8 @@ const settleWait = 5 * time.Second
 // settleWait. The user's commands settle before they answer, so that a
 // skill revoked is gone, and one approved is there, for the next lookup
 // the kernel makes, whatever it held. It reports whether they all did.
+// A subscriber that acts on its Changes in order (fs.Mount does, until its
+// queue of 64 overflows) has then acted on every earlier one.
 func (f *feed) settle() bool {
 	f.mu.Lock()
 	fns := slices.Collect(maps.Values(f.subs))
