@@ -180,10 +180,10 @@ func (c *Core) Start(ctx context.Context) (wait func()) {
 	defer c.reloadMu.Unlock()
 	c.runCtx = ctx
 	for _, o := range c.all() {
-		c.arm(o)
+		o.arm(ctx)
 	}
 	for _, o := range c.all() {
-		c.launch(o)
+		o.launch(&c.wg)
 	}
 	return c.wg.Wait
 }
@@ -200,25 +200,26 @@ func (c *Core) Stop() {
 	}
 }
 
-// arm gives an origin the context it lives in, before any read can reach
-// it.
-func (c *Core) arm(o *branch) {
-	o.life, o.stop = context.WithCancel(c.runCtx)
+// arm gives an origin the context it lives in (a child of ctx), before
+// any read can reach it.
+func (o *branch) arm(ctx context.Context) {
+	o.life, o.stop = context.WithCancel(ctx)
 	o.rd.life = o.life
 	o.done = make(chan struct{})
 }
 
 // launch loads an armed origin's saved state and starts its supervisor,
-// which runs until Start's context ends or the origin is stopped.
-func (c *Core) launch(o *branch) {
+// counted in wg, which runs until its context ends or the origin is
+// stopped.
+func (o *branch) launch(wg *sync.WaitGroup) {
 	o.rd.flags.load()
 	o.approvals.load()
 	if o.cat.loadSaved() {
 		o.markReady()
 	}
-	c.wg.Add(1)
+	wg.Add(1)
 	go func() {
-		defer c.wg.Done()
+		defer wg.Done()
 		defer close(o.done)
 		o.res.Run(o.life)
 		o.rd.flags.stop() // a save still waiting for its delay

@@ -205,7 +205,7 @@ func (m *generated) render(p string) ([]byte, error) {
 		return render.JSON(m.controlEndpoint())
 	}
 	if name, ok := strings.CutPrefix(p, metaServers+"/"); ok {
-		if label, ok := strings.CutSuffix(name, ".md"); ok && f.hasBranch(label) {
+		if label, ok := strings.CutSuffix(name, ".md"); ok && f.has(label) {
 			if b, ok := render.ServerMD(m.snapshot(), label); ok {
 				return b, nil
 			}
@@ -529,8 +529,9 @@ func (m *generated) Status() Status {
 	return st
 }
 
-func (c *Core) hasBranch(label string) bool {
-	_, ok := c.branch(label)
+// has reports whether an origin has label.
+func (b *branches) has(label string) bool {
+	_, ok := b.branch(label)
 	return ok
 }
 

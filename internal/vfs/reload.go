@@ -135,11 +135,11 @@ func (c *Core) Apply(cfg *config.Config) (Reload, error) {
 		}
 	}
 	for _, o := range start {
-		c.arm(o)
+		o.arm(c.runCtx)
 	}
 	c.set.Store(next)
 	for _, o := range start {
-		c.launch(o)
+		o.launch(&c.wg)
 	}
 	if c.stopped.Load() {
 		// Stop ran meanwhile and may have missed the origins started here
