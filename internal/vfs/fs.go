@@ -222,6 +222,7 @@ func (o *branch) launch(wg *sync.WaitGroup) {
 		defer wg.Done()
 		defer close(o.done)
 		o.res.Run(o.life)
+		o.keep.wait()     // nothing kept is stored after this
 		o.rd.flags.stop() // a save still waiting for its delay
 		o.cat.stop()
 		o.approvals.stop()

@@ -138,6 +138,7 @@ type keeper struct {
 	mu      sync.Mutex
 	queue   []keepItem
 	running bool
+	ended   chan struct{} // closed when the run under way ends
 }
 
 type keepItem struct {
@@ -153,8 +154,21 @@ func (k *keeper) add(o *branch, items []keepItem) {
 	defer k.mu.Unlock()
 	k.queue = append(k.queue, items...)
 	if !k.running {
-		k.running = true
+		k.running, k.ended = true, make(chan struct{})
 		go k.run(o)
+	}
+}
+
+// wait waits for the run under way, if any, to end: once the origin has
+// stopped, it ends at its next file (a fetch under way fails with the
+// origin's life), and nothing it stores is written after the origin's
+// supervisor is done.
+func (k *keeper) wait() {
+	k.mu.Lock()
+	running, ended := k.running, k.ended
+	k.mu.Unlock()
+	if running {
+		<-ended
 	}
 }
 
@@ -165,6 +179,7 @@ func (k *keeper) next(o *branch) (keepItem, bool) {
 	defer k.mu.Unlock()
 	if len(k.queue) == 0 || o.life.Err() != nil {
 		k.queue, k.running = nil, false
+		close(k.ended)
 		return keepItem{}, false
 	}
 	it := k.queue[0]
