@@ -119,7 +119,7 @@ func TestCacheMaxSizeKeepsTheStoreWithinItsBound(t *testing.T) {
 	if b, err := os.ReadFile(m.Path("local", "alpha", "SKILL.md")); err != nil || !strings.Contains(string(b), "Read refs/big.txt.") {
 		t.Errorf("SKILL.md after eviction: %q, %v", b, err)
 	}
-	if !strings.Contains(m.log.String(), "cache evicted least recently used objects") {
+	if !m.logged("cache evicted least recently used objects") {
 		t.Errorf("the log does not say what was evicted:\n%s", m.log.String())
 	}
 }
@@ -297,7 +297,7 @@ func TestCacheHeldOverMaxSizeIsKeptAndSaid(t *testing.T) {
 	if p := objectFile(t, m.Cache, "local", bigFile(1, 8192)); !exists(p) {
 		t.Error("a held file was evicted to meet max_size")
 	}
-	if !strings.Contains(m.log.String(), "cache over cache.max_size") {
+	if !m.logged("cache over cache.max_size") {
 		t.Errorf("the log does not say the cache is over max_size:\n%s", m.log.String())
 	}
 	if b, err := os.ReadFile(big); err != nil || string(b) != bigFile(1, 8192) {

@@ -535,6 +535,14 @@ func cleanupDaemon(t *testing.T, mnt string, pid *int, unmount func()) {
 	})
 }
 
+// logged reports whether the mount's log has a line containing want,
+// waiting up to 30 s for it: the daemon's log reaches the test through a
+// pipe, and a line written while a file operation is answered can arrive
+// after the answer.
+func (m *mount) logged(want string) bool {
+	return testkit.Poll(30*time.Second, func() bool { return strings.Contains(m.log.String(), want) })
+}
+
 // placeExecutable puts the executable src at dst as a hard link. A copy
 // would be written through a descriptor that a process forked meanwhile by
 // another test inherits until it execs, and running the copy would fail
