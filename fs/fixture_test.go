@@ -93,10 +93,13 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 	}
 	wait := v.Start(ctx)
 	t.Cleanup(func() {
-		// The mount's order: its origins stop before the server goes.
+		// The mount's order: its origins stop before the server goes;
+		// the store closes last, waiting for the disk writes a read left
+		// under way (Bucket.Keep), before the TempDir is removed.
 		v.Stop()
 		wait()
 		cancel()
+		st.Close()
 		for _, r := range f.logs.TakeWarnings() {
 			if !f.expected(r.Msg) {
 				t.Errorf("unexpected log line: %s %s %v", r.Level, r.Msg, r.Attrs)

@@ -170,6 +170,7 @@ func TestFunctionalVFS(t *testing.T) {
 		v.Stop()
 		wait()
 		cancel()
+		st.Close() // waits for the disk writes reads left under way
 	})
 	rctx, rcancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer rcancel()

@@ -180,8 +180,10 @@ func (f *fixture) start(t *testing.T, edit func(*config.Origin)) {
 	}
 	f.fs = v
 	f.wait = v.Start(ctx)
-	// The mount's order: its origins stop before the server goes.
-	t.Cleanup(func() { v.Stop(); f.wait(); cancel() })
+	// The mount's order: its origins stop before the server goes, and the
+	// store closes last, waiting for the disk writes a read left under way
+	// (Bucket.Keep), before the TempDir is removed.
+	t.Cleanup(func() { v.Stop(); f.wait(); cancel(); st.Close() })
 	rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer rcancel()
 	if waiting := v.Ready(rctx); len(waiting) > 0 {
