@@ -348,6 +348,14 @@ func TestGivesUpAfterStartAttempts(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"late/SKILL.md": skillMD("late", "Comes up late", "late\n")})
 	script := filepath.Join(t.TempDir(), "late-server")
+	// The server's command is written now and linked into place later:
+	// written there at that moment, a process forked meanwhile by another
+	// test could hold the write descriptor while the daemon runs it
+	// (ETXTBSY, see placeExecutable).
+	later := filepath.Join(t.TempDir(), "late-server")
+	if err := os.WriteFile(later, []byte(fmt.Sprintf("#!/bin/sh\nexec %s serve %s\n", skillfsBin, dir)), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cfg := writeConfig(t, map[string]any{"late": map[string]any{"command": script}},
 		map[string]any{"defaults": map[string]any{"limits": map[string]any{"start_attempts": 2}}})
 	m := startMount(t, cfg)
@@ -373,10 +381,7 @@ func TestGivesUpAfterStartAttempts(t *testing.T) {
 	if n := strings.Count(m.log.String(), "server session ended"); n != 1 {
 		t.Errorf("%d retries logged before giving up, want 1 (the second failure gives up)", n)
 	}
-	script2 := fmt.Sprintf("#!/bin/sh\nexec %s serve %s\n", skillfsBin, dir)
-	if err := os.WriteFile(script, []byte(script2), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	placeExecutable(t, later, script)
 	m.cmd.Process.Signal(syscall.SIGHUP)
 	waitFor(t, 2*time.Minute, "the server to connect after SIGHUP", func() bool {
 		_, err := os.Stat(m.Path("late", "late", "SKILL.md"))
