@@ -20,22 +20,26 @@ import (
 //	                  description in phases b and c, its SKILL.md bytes staying the same
 //	dynamic-rotating  a dynamic skill whose SKILL.md (about 1 MiB) is a new version, of a
 //	                  new length, on every read
+//	dynamic-slow      skill://dynamic-slow, as dynamic-rotating, each read answered after
+//	                  SlowReadDelay
 //	hang-many         hang-many/f-00.md … f-39.md: every read hangs until cancelled
 const (
 	BorrowedDigest  = "borrowed-digest"
 	FrontmatterFlip = "frontmatter-flip"
 	DynamicRotating = "dynamic-rotating"
+	DynamicSlow     = "dynamic-slow"
 	HangMany        = "hang-many"
 )
 
 // HangManyFiles is the number of hang-many's files.
 const HangManyFiles = 40
 
-// DynamicRotatingVersion reports which version of dynamic-rotating's
-// SKILL.md b is, or -1 when b is no version the server ever sends whole.
-func DynamicRotatingVersion(b []byte) int {
+// DynamicVersion reports which version of the SKILL.md of the dynamic
+// fixture name (DynamicRotating, DynamicSlow) b is, or -1 when b is no
+// version the server ever sends whole.
+func DynamicVersion(name string, b []byte) int {
 	for v := 0; v < 1<<20; v++ {
-		want := dynamicRotating(v)
+		want := dynamicVersion(name, v)
 		if len(want) == len(b) {
 			if bytes.Equal(want, b) {
 				return v
@@ -49,11 +53,11 @@ func DynamicRotatingVersion(b []byte) int {
 	return -1
 }
 
-// dynamicRotating is version v of dynamic-rotating's SKILL.md: v KiB
-// longer than version 0, every line naming v.
-func dynamicRotating(v int) []byte {
-	body := fmt.Sprintf("# dynamic-rotating\n\nversion %d\n", v)
-	return append(skillMD(DynamicRotating, "A dynamic skill that changes on every read", "", body),
+// dynamicVersion is version v of the dynamic fixture name's SKILL.md: v
+// KiB longer than version 0, every line naming v.
+func dynamicVersion(name string, v int) []byte {
+	body := fmt.Sprintf("# %s\n\nversion %d\n", name, v)
+	return append(skillMD(name, "A dynamic skill that changes on every read", "", body),
 		filler(fmt.Sprintf("version %d", v), 1<<20+v<<10)...)
 }
 
@@ -74,15 +78,17 @@ func init() {
 		d.fmPhased = frontmatter(FrontmatterFlip, "A description the listing changed to", nil)
 		return one(d)
 	}
-	builders[DynamicRotating] = func(string) []*skillDef {
-		d := basic(DynamicRotating, DynamicRotating, "A dynamic skill that changes on every read", "# dynamic-rotating\n")
-		d.manifest = skill.Dynamic
-		f := d.files[0]
-		f.read = Honest
-		f.gen = func() []byte {
-			return dynamicRotating(int(f.reads.Add(1) - 1))
+	for name, read := range map[string]Behaviour{DynamicRotating: Honest, DynamicSlow: Slow} {
+		builders[name] = func(string) []*skillDef {
+			d := basic(name, name, "A dynamic skill that changes on every read", "# "+name+"\n")
+			d.manifest = skill.Dynamic
+			f := d.files[0]
+			f.read = read
+			f.gen = func() []byte {
+				return dynamicVersion(name, int(f.reads.Add(1)-1))
+			}
+			return one(d)
 		}
-		return one(d)
 	}
 	builders[HangMany] = func(string) []*skillDef {
 		var files []*file

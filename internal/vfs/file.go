@@ -34,6 +34,7 @@ type File struct {
 	timer  *time.Timer
 	dyn    []byte // a dynamic file's one fetch
 	dynOK  bool
+	dynRun *call  // that fetch while it is under way (fetchDynamic)
 	gen    uint64 // a dynamic file's generation: one per fetch
 
 	key  fileKey // in the branch's fileTable
@@ -237,7 +238,7 @@ func (fl *File) bytes(ctx context.Context) (b []byte, err error) {
 	defer func() { err = done(err) }()
 	if fl.n.file.dynamic {
 		if !fl.dynOK {
-			b, err := fl.o.rd.fetchDynamic(ctx, fl.n, fl.gen)
+			b, err := fl.fetchDynamic(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -262,6 +263,36 @@ func (fl *File) bytes(ctx context.Context) (b []byte, err error) {
 	}
 	fl.hold(b)
 	return b, nil
+}
+
+// fetchDynamic waits for a dynamic File's one fetch, starting it when none
+// is under way. The fetch runs detached from the reader that started it
+// (reader.detached): a reader interrupted while it waits gives up waiting,
+// and the read it retries takes up the same fetch rather than asking the
+// server again. A FUSE interrupt reaches a read whenever the reader gets a
+// signal it handles, and the Go runtime sends its own programs one to
+// preempt them; Go and Python retry the read. A failed fetch is not kept:
+// the next read asks again. fl.mu is held.
+func (fl *File) fetchDynamic(ctx context.Context) ([]byte, error) {
+	c := fl.dynRun
+	if c == nil {
+		c = &call{done: make(chan struct{})}
+		fl.dynRun = c
+		n, gen := fl.n, fl.gen
+		fctx, cancel := fl.o.rd.detached(ctx)
+		go func() {
+			defer cancel()
+			c.b, c.err = fl.o.rd.fetchDynamic(fctx, n, gen)
+			close(c.done)
+		}()
+	}
+	select {
+	case <-c.done:
+		fl.dynRun = nil
+		return c.b, c.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // hold keeps b for the next reads when the mount-wide bound allows.
@@ -311,5 +342,18 @@ func (fl *File) Forget() {
 	if fl.dynOK {
 		fl.o.rd.dyn.release(fl.n, int64(len(fl.dyn)))
 		fl.dyn, fl.dynOK = nil, false
+	}
+	if c := fl.dynRun; c != nil {
+		// A fetch whose every reader gave up: what it holds is given back
+		// when it ends (at the latest at the call timeout or the origin's
+		// stop).
+		fl.dynRun = nil
+		n, rd := fl.n, fl.o.rd
+		go func() {
+			<-c.done
+			if c.err == nil {
+				rd.dyn.release(n, int64(len(c.b)))
+			}
+		}()
 	}
 }

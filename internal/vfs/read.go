@@ -237,13 +237,8 @@ func (rd *reader) obtain(ctx context.Context, n *node, have []byte) ([]byte, err
 		if b, ok := rd.store.Cached(r.Digest); ok {
 			return b, nil
 		}
-		// Detached from its readers, the fetch still ends with its origin.
-		if rd.life != nil {
-			var cancel context.CancelFunc
-			fctx, cancel = context.WithCancel(fctx)
-			defer cancel()
-			defer context.AfterFunc(rd.life, cancel)()
-		}
+		fctx, cancel := rd.detached(fctx)
+		defer cancel()
 		b, err := rd.fetch(fctx, n)
 		var re *ReadError
 		if errors.As(err, &re) && errors.Is(err, resolver.ErrTimeout) {
@@ -252,6 +247,21 @@ func (rd *reader) obtain(ctx context.Context, n *node, have []byte) ([]byte, err
 		return b, err
 	})
 	return b, err
+}
+
+// detached returns the context of a fetch that no reader's cancellation
+// ends (a reader interrupted while it waits gives up waiting, not the
+// fetch): ctx's values without its cancellation, ended with the origin.
+func (rd *reader) detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if rd.life == nil {
+		return ctx, cancel
+	}
+	unhook := context.AfterFunc(rd.life, cancel)
+	return ctx, func() {
+		unhook()
+		cancel()
+	}
 }
 
 // timeoutMemory is how long a fetch that ran out of call_timeout is
