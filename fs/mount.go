@@ -283,6 +283,14 @@ func (r *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.At
 	ctx, stop := cancelContext(cancel)
 	defer stop()
 	if err := v.(*node).file.Load(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Interrupted: the attributes held carry a placeholder size,
+			// and a kernel told it would read the file against it (pages
+			// of zeros past the true end). EINTR makes the reader ask
+			// again (Go and Python do on their own), and the fetch, which
+			// goes on without this request, answers the retry.
+			return fuse.Status(syscall.EINTR)
+		}
 		// The read that follows reports the error.
 		return st
 	}

@@ -134,3 +134,38 @@ func signalledRead(t *testing.T, p string, fetching func() bool) ([]byte, int) {
 		}
 	}
 }
+
+// The attack on the detached fetch above: a reader killed while a dynamic
+// file's fetch is under way leaves the fetch running, and a server that
+// stalls (dynamic-slow answers after 1 s, past this origin's 500 ms call
+// timeout) must not keep it, and the slot it holds, for ever. The call
+// timeout ends it at the server (notifications/cancelled), and the origin
+// serves its other files on.
+func TestAbandonedDynamicFetchEndsAtCallTimeout(t *testing.T) {
+	t.Parallel()
+	access := filepath.Join(t.TempDir(), "access.log")
+	cfg := writeConfig(t, map[string]any{
+		"dyn": hostileStdio(t, hostile.Options{Fixtures: []string{hostile.DynamicSlow}, AccessLog: access}),
+	}, map[string]any{"servers": map[string]any{"dyn": map[string]any{"allow_dynamic": true,
+		"limits": map[string]any{"call_timeout": "500ms"}}}})
+	m := startMount(t, cfg)
+	m.warnings = true // the timed-out fetch is logged
+	const uri = "skill://dynamic-slow/SKILL.md"
+	cat := exec.Command("cat", m.Path("dyn", "dynamic-slow", "SKILL.md"))
+	if err := cat.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "the server to get the read", func() bool { return hostileReads(t, access, uri) == 1 })
+	cat.Process.Kill()
+	cat.Wait()
+	waitFor(t, time.Minute, "the abandoned fetch to be cancelled at the server", func() bool {
+		b, _ := os.ReadFile(access)
+		return bytes.Contains(b, []byte("\nnotifications/cancelled "))
+	})
+	if b, err := os.ReadFile(m.Path("dyn", "honest-a", "SKILL.md")); err != nil || !bytes.Contains(b, []byte("honest-a")) {
+		t.Errorf("honest-a after the abandoned fetch: %v %q", err, b)
+	}
+	if n := hostileReads(t, access, uri); n != 1 {
+		t.Errorf("%d reads of the dynamic file, want the killed reader's 1", n)
+	}
+}
