@@ -114,9 +114,14 @@ func signalledRead(t *testing.T, p string, fetching func() bool) ([]byte, int) {
 	}()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
+	give := time.After(2 * time.Minute)
 	signalling := false
 	for {
 		select {
+		case <-give:
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("the reader of %s did not finish in 2 minutes", p)
 		case err := <-done:
 			if err != nil {
 				t.Fatalf("reader: %v\n%s", err, strings.Join(said, "\n"))
@@ -155,9 +160,17 @@ func TestAbandonedDynamicFetchEndsAtCallTimeout(t *testing.T) {
 	if err := cat.Start(); err != nil {
 		t.Fatal(err)
 	}
+	killed := false
+	t.Cleanup(func() { // before the unmount
+		if !killed {
+			cat.Process.Kill()
+			cat.Wait()
+		}
+	})
 	waitFor(t, time.Minute, "the server to get the read", func() bool { return hostileReads(t, access, uri) == 1 })
 	cat.Process.Kill()
 	cat.Wait()
+	killed = true
 	waitFor(t, time.Minute, "the abandoned fetch to be cancelled at the server", func() bool {
 		b, _ := os.ReadFile(access)
 		return bytes.Contains(b, []byte("\nnotifications/cancelled "))
