@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -64,12 +66,6 @@ unless --max-bytes says otherwise (see skillfs integrate claude-code).
 			if err != nil {
 				return err
 			}
-			if hook != "" {
-				b, err = claudeHookOutput(b)
-				if err != nil {
-					return err
-				}
-			}
 			_, err = opts.out.Write(b)
 			return err
 		})
@@ -77,6 +73,17 @@ unless --max-bytes says otherwise (see skillfs integrate claude-code).
 	f.StringVar(&format, "format", string(render.FormatXML), "`xml`, markdown or json")
 	f.IntVar(&maxBytes, "max-bytes", 0, fmt.Sprintf("bound the output to `N` bytes (default %d, at least %d)", render.DefaultCatalogBytes, render.MinCatalogBytes))
 	f.StringVar(&hook, "hook", "", "print the catalog as `HOST`'s hook output (claude-code)")
+	// The hook never fails: whatever goes wrong, Claude Code gets output
+	// that says so (exit 0), within hookDeadline.
+	run := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if hook == "" {
+			return run(cmd, args)
+		}
+		opts.out = cmd.OutOrStdout()
+		_, err := opts.out.Write(hookOutput(&opts, cmp.Or(maxBytes, hookCatalogBytes)))
+		return err
+	}
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		if maxBytes != 0 && maxBytes < render.MinCatalogBytes {
 			return usageError(fmt.Errorf("--max-bytes %d: give at least %d", maxBytes, render.MinCatalogBytes))
@@ -115,9 +122,63 @@ func catalogOf(ctx context.Context, c *control.Client, f render.Format, max int)
 	return render.Catalog(s, f, max), nil
 }
 
+// hookDeadline bounds the hook: finding the mount and asking it. Claude
+// Code waits for a SessionStart hook before the session starts.
+const hookDeadline = 2 * time.Second
+
+// hookOutput is the SessionStart hook's output: the catalog, or, when the
+// mount is missing, ambiguous, wedged or failing, context that says the
+// skills are unavailable and why, with a one-line warning for the user.
+func hookOutput(opts *controlOptions, max int) []byte {
+	ctx, cancel := context.WithTimeout(context.Background(), hookDeadline)
+	defer cancel()
+	done := make(chan []byte, 1)
+	var err error
+	errc := make(chan error, 1)
+	go func() {
+		c, err := opts.client()
+		if err == nil {
+			var b []byte
+			if b, err = catalogOf(ctx, c, render.FormatXML, max); err == nil {
+				done <- b
+				return
+			}
+		}
+		errc <- err
+	}()
+	select {
+	case b := <-done:
+		if out, err := claudeHookOutput(b, ""); err == nil {
+			return out
+		}
+	case err = <-errc:
+	case <-ctx.Done():
+		where := "the skillfs mount"
+		if opts.mount != "" {
+			where = "the skillfs mount at " + opts.mount
+		}
+		err = fmt.Errorf("%s did not answer within %s", where, hookDeadline)
+	}
+	why := hookLine(fmt.Sprint(err), 400)
+	ctxText := "Skills served over MCP through skillfs are unavailable in this session: " + why +
+		". Do not look for them on disk; if the user asks for a skill, say that skillfs is not answering."
+	out, _ := claudeHookOutput([]byte(ctxText), "skillfs: skills unavailable: "+why)
+	return out
+}
+
+// hookLine is the first line of s, made visible and cut to max runes.
+func hookLine(s string, max int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return cell(s, max)
+}
+
 // claudeHookOutput wraps a catalog as a Claude Code SessionStart hook's
 // output.
-func claudeHookOutput(catalog []byte) ([]byte, error) {
+// output, with warning, when set, as the systemMessage Claude Code shows
+// the user.
+func claudeHookOutput(catalog []byte, warning string) ([]byte, error) {
 	type specific struct {
 		HookEventName     string `json:"hookEventName"`
 		AdditionalContext string `json:"additionalContext"`
@@ -127,7 +188,8 @@ func claudeHookOutput(catalog []byte) ([]byte, error) {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	err := enc.Encode(struct {
+		SystemMessage      string   `json:"systemMessage,omitempty"`
 		HookSpecificOutput specific `json:"hookSpecificOutput"`
-	}{specific{"SessionStart", string(catalog)}})
+	}{warning, specific{"SessionStart", string(catalog)}})
 	return b.Bytes(), err
 }

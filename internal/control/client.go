@@ -149,8 +149,46 @@ func newClient(r registration, skips []Skip) *Client {
 	return &Client{Mountpoint: r.Mountpoint, PID: r.PID, Socket: sock, Started: r.Started, Skipped: skips, http: &http.Client{Transport: tr}}
 }
 
-// call posts req to the endpoint and decodes the answer into resp.
+// ErrNoAnswer is what a call returns when the mount did not answer within
+// its deadline: a daemon that is stopped or wedged.
+var ErrNoAnswer = errors.New("the mount does not answer")
+
+// callTimeout bounds a call whose context has no deadline of its own, so
+// that no command waits for ever on a wedged daemon: the calls that may
+// wait on a server (a skills/get, a review's fetches, an approval's kernel
+// notices, a reload) get minutes, the others seconds.
+func callTimeout(endpoint string) time.Duration {
+	switch endpoint {
+	case "approve", "revoke", "get", "review", "reload":
+		return 5 * time.Minute
+	}
+	return 15 * time.Second
+}
+
+// call posts req to the endpoint and decodes the answer into resp, within
+// ctx's deadline or callTimeout.
 func (c *Client) call(ctx context.Context, endpoint string, req, resp any) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, callTimeout(endpoint))
+		defer cancel()
+	}
+	err := c.post(ctx, endpoint, req, resp)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &noAnswer{fmt.Sprintf("the mount at %s does not answer (pid %d gave no answer to %s in time); if it stays so, unmount it with `skillfs unmount --lazy %s` and mount again",
+			c.Mountpoint, c.PID, endpoint, c.Mountpoint)}
+	}
+	return err
+}
+
+type noAnswer struct{ msg string }
+
+func (e *noAnswer) Error() string { return e.msg }
+func (e *noAnswer) Is(target error) bool {
+	return target == ErrNoAnswer || target == context.DeadlineExceeded
+}
+
+func (c *Client) post(ctx context.Context, endpoint string, req, resp any) error {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
@@ -73,20 +72,23 @@ type CatalogEntry struct {
 	// Location is the absolute path of the skill's SKILL.md (relative to
 	// the mount when the mountpoint is not known).
 	Location string `json:"location"`
+	// NotConnected is set when the skill's server is not connected now:
+	// the tree shows the skills it listed before (a saved catalog, or the
+	// last listing), and files not yet read fail until it is back.
+	NotConnected bool `json:"server_not_connected,omitempty"`
 }
 
 // NotListed counts the skills a catalog leaves out, by why.
 type NotListed struct {
-	Pending      int `json:"pending_approval,omitempty"`
-	Failed       int `json:"failed,omitempty"`
-	Rejected     int `json:"rejected,omitempty"`
-	NotConnected int `json:"server_not_connected,omitempty"`
+	Pending  int `json:"pending_approval,omitempty"`
+	Failed   int `json:"failed,omitempty"`
+	Rejected int `json:"rejected,omitempty"`
 	// Bound counts the skills that would pass the catalog's size bound.
 	Bound int `json:"size_bound,omitempty"`
 }
 
 func (n NotListed) total() int {
-	return n.Pending + n.Failed + n.Rejected + n.NotConnected + n.Bound
+	return n.Pending + n.Failed + n.Rejected + n.Bound
 }
 
 // catalogJSON is the catalog in FormatJSON.
@@ -94,18 +96,24 @@ type catalogJSON struct {
 	Instructions string         `json:"instructions"`
 	Skills       []CatalogEntry `json:"skills"`
 	NotListed    *NotListed     `json:"not_listed,omitempty"`
-	Note         string         `json:"note,omitempty"`
+	// Note is what the text formats say after their entries.
+	Note string `json:"note,omitempty"`
 }
 
-// CatalogEntries are the skills of s the model can load now, in index
-// order, and the count of the others. Rows pending approval are counted
-// whether s holds them (the person's view, as the control API answers) or
-// only counts them (the model's view).
+// CatalogEntries are the skills of s the tree shows, in index order, and
+// the count of the others. Rows pending approval are counted whether s
+// holds them (the person's view, as the control API answers) or only
+// counts them (the model's view). A server not connected now keeps its
+// skills in the tree (as it listed them before, from the saved catalog
+// right after a mount), so the catalog names them too, marked
+// NotConnected: a catalog never names fewer skills than `ls` shows. A
+// withheld catalog (a private one on a shared mount) shows nothing.
 func CatalogEntries(s *Snapshot) ([]CatalogEntry, NotListed) {
 	var out NotListed
-	connected := map[string]bool{}
+	connected, withheld := map[string]bool{}, map[string]bool{}
 	for _, o := range s.Status.Origins {
-		connected[o.Label] = o.State == stateConnected && o.Withheld == ""
+		connected[o.Label] = o.State == stateConnected
+		withheld[o.Label] = o.Withheld != ""
 	}
 	var rows []SkillInfo
 	for _, si := range s.Index.Skills {
@@ -118,8 +126,8 @@ func CatalogEntries(s *Snapshot) ([]CatalogEntry, NotListed) {
 			out.Failed++
 		case si.State != wire.SkillAvailable && si.State != wire.SkillDynamic:
 			out.Failed++ // a state this renderer does not know: not loadable
-		case !connected[si.Origin]:
-			out.NotConnected++
+		case withheld[si.Origin]:
+			// Not in the tree: neither listed nor counted, as index.md.
 		default:
 			rows = append(rows, si)
 		}
@@ -138,7 +146,8 @@ func CatalogEntries(s *Snapshot) ([]CatalogEntry, NotListed) {
 	}
 	entries := make([]CatalogEntry, 0, len(rows))
 	for _, si := range rows {
-		e := CatalogEntry{Server: si.Origin, Name: catalogName(si), Description: si.Description, Location: si.Path + "/SKILL.md"}
+		e := CatalogEntry{Server: si.Origin, Name: catalogName(si), Description: si.Description, Location: si.Path + "/SKILL.md",
+			NotConnected: !connected[si.Origin]}
 		if s.Mount != "" {
 			e.Location = strings.TrimSuffix(s.Mount, "/") + "/" + e.Location
 		}
@@ -157,51 +166,92 @@ func catalogName(si SkillInfo) string {
 }
 
 // Catalog renders the catalog of s in format f within max bytes (0: the
-// snapshot's Bound, else DefaultCatalogBytes; at least MinCatalogBytes): entries that would pass the bound are left out, in
-// order, and a note says how many.
+// snapshot's Bound, else DefaultCatalogBytes; at least MinCatalogBytes):
+// it names as many skills as fit, in order, with the closing and the note
+// that counts the rest counted in their real bytes, and the note tells the
+// model where the full list is (MOUNT/.skillfs/catalog.md, and the
+// servers' folders).
 func Catalog(s *Snapshot, f Format, max int) []byte {
+	return catalog(s, f, max, false)
+}
+
+// CatalogMD renders MOUNT/.skillfs/catalog.md: Catalog within the
+// snapshot's bound, whose note when cut points at the servers' folders
+// rather than at itself.
+func CatalogMD(s *Snapshot) []byte {
+	return catalog(s, FormatXML, 0, true)
+}
+
+func catalog(s *Snapshot, f Format, max int, file bool) []byte {
 	max = cmp.Or(max, s.Bound, DefaultCatalogBytes)
 	if max < MinCatalogBytes {
 		max = MinCatalogBytes
 	}
 	entries, nl := CatalogEntries(s)
+	n := notes{NotListed: nl, max: max, mount: s.Mount, file: file}
+	for _, e := range entries {
+		if e.NotConnected && !slices.Contains(n.offline, e.Server) {
+			n.offline = append(n.offline, e.Server)
+		}
+	}
 	switch f {
 	case FormatJSON:
-		return catalogAsJSON(entries, nl, max)
+		return catalogAsJSON(entries, n)
 	case FormatMarkdown:
-		return catalogAsText(entries, nl, max, markdownEntry, "", "")
+		return catalogAsText(entries, n, markdownEntry, "", "")
 	default:
-		return catalogAsText(entries, nl, max, xmlEntry, "<available_skills>\n", "</available_skills>\n")
+		return catalogAsText(entries, n, xmlEntry, "<available_skills>\n", "</available_skills>\n")
 	}
 }
 
-// catalogTail bounds what a catalog writes after its last entry: the
-// closing, the note counting what is not listed.
-const catalogTail = 640
+// notes is what a catalog says after its entries: what it leaves out, and
+// which of its servers are not connected now.
+type notes struct {
+	NotListed
+	max     int
+	mount   string
+	file    bool     // the catalog is MOUNT/.skillfs/catalog.md
+	offline []string // servers of listed skills not connected now
+}
 
-// catalogAsText writes the paragraph, open, the entries as many as fit,
-// close and the note.
-func catalogAsText(entries []CatalogEntry, nl NotListed, max int, entry func(CatalogEntry) string, open, close string) []byte {
-	d := &doc{max: max}
-	d.add(CatalogInstructions+"\n\n", 0)
-	d.add(open, catalogTail)
+// catalogAsText writes the paragraph, open, as many entries as fit, close
+// and the notes. The first k entries are written where k is the most for
+// which the whole text, notes counting the other len-k included, is within
+// the bound: one pass to find where the entries alone overflow, then back
+// one entry at a time while the notes do not fit.
+func catalogAsText(entries []CatalogEntry, n notes, entry func(CatalogEntry) string, open, close string) []byte {
+	head := CatalogInstructions + "\n\n" + open
 	if len(entries) == 0 {
-		d.add(noSkillsLine(open != ""), 0)
+		head += noSkillsLine(open != "")
 	}
-	for i, e := range entries {
-		if d.left(catalogTail) < minLine {
-			nl.Bound += len(entries) - i
+	rows := make([]string, 0, len(entries))
+	size := len(head) + len(close)
+	for _, e := range entries {
+		r := entry(e)
+		if size+len(r) > n.max {
 			break
 		}
-		if !d.add(entry(e), catalogTail) {
-			nl.Bound++
+		rows, size = append(rows, r), size+len(r)
+	}
+	tail := func(k int) string {
+		m := n
+		m.Bound += len(entries) - k
+		if t := m.text(); t != "" {
+			return close + "\n" + t
 		}
+		return close
 	}
-	d.add(close, 0)
-	if note := notListedNote(nl, max); note != "" {
-		d.add("\n"+note+"\n", 0)
+	k := len(rows)
+	for k > 0 && size-len(close)+len(tail(k)) > n.max {
+		k--
+		size -= len(rows[k])
 	}
-	return d.b
+	b := make([]byte, 0, n.max)
+	b = append(b, head...)
+	for _, r := range rows[:k] {
+		b = append(b, r...)
+	}
+	return append(b, tail(k)...)
 }
 
 // noSkillsLine is what an empty catalog says in place of its entries.
@@ -212,29 +262,58 @@ func noSkillsLine(xml bool) string {
 	return "No skills can be loaded now.\n"
 }
 
-// notListedNote says how many skills the catalog leaves out and why, and
-// names none of them: "" when it lists every skill.
-func notListedNote(nl NotListed, max int) string {
-	if nl.total() == 0 {
-		return ""
+// text is the notes as lines, "" when there is nothing to say. It names no
+// skill a server chose: only counts, the user's labels and the mount's
+// paths.
+func (n notes) text() string {
+	var lines []string
+	if len(n.offline) > 0 {
+		labels := make([]string, len(n.offline))
+		for i, l := range n.offline {
+			labels[i] = plainText(l, 64)
+		}
+		lines = append(lines, fmt.Sprintf("Not connected now: %s. Their skills above are the ones they listed before: "+
+			"files already read can be read, others fail until the server is back.", strings.Join(labels, ", ")))
+	}
+	if n.Bound > 0 {
+		lines = append(lines, n.boundLine())
 	}
 	var parts []string
 	for _, p := range []struct {
 		n    int
 		what string
 	}{
-		{nl.Pending, "waiting for the user's approval"},
-		{nl.Failed, "failed to load or verify"},
-		{nl.Rejected, "rejected"},
-		{nl.NotConnected, "of servers not connected now"},
-		{nl.Bound, fmt.Sprintf("over this catalog's size bound (%d bytes)", max)},
+		{n.Pending, "waiting for the user's approval"},
+		{n.Failed, "failed to load or verify"},
+		{n.Rejected, "rejected"},
 	} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
 		}
 	}
-	return fmt.Sprintf("Not listed: %s (%s). Their names are not shown; the user sees them with `skillfs list`.",
-		plural(nl.total(), "skill"), strings.Join(parts, ", "))
+	if len(parts) > 0 {
+		lines = append(lines, fmt.Sprintf("Not listed: %s (%s). Their names are not shown and they cannot be read; the user sees them with `skillfs list`.",
+			plural(n.Pending+n.Failed+n.Rejected, "skill"), strings.Join(parts, ", ")))
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// boundLine says how many skills did not fit and where the model finds
+// them all.
+func (n notes) boundLine() string {
+	root := strings.TrimSuffix(verify.Visible(n.mount), "/")
+	if root == "" {
+		root = "the mount"
+	}
+	where := "the full list is " + root + "/" + MetaDir + "/" + CatalogFile + " (read it with your file-reading tool); "
+	if n.file {
+		where = ""
+	}
+	return fmt.Sprintf("%s did not fit in this catalog's size bound (%d bytes): %severy skill is a folder holding a SKILL.md under %s/SERVER/ (list them with `ls`).",
+		plural(n.Bound, "more skill"), n.max, where, root)
 }
 
 // xmlEntry is one <skill> of the <available_skills> block.
@@ -251,35 +330,44 @@ func markdownEntry(e CatalogEntry) string {
 }
 
 // catalogAsJSON writes the catalog as one JSON object within max bytes.
-func catalogAsJSON(entries []CatalogEntry, nl NotListed, max int) []byte {
+func catalogAsJSON(entries []CatalogEntry, n notes) []byte {
 	c := catalogJSON{Instructions: CatalogInstructions, Skills: []CatalogEntry{}}
-	size := len(CatalogInstructions) + catalogTail
-	var row bytes.Buffer
-	for i, e := range entries {
+	for i := range entries {
 		// The JSON goes to a model's context as well: one line, every
 		// hidden character and invalid byte made visible, as elsewhere.
+		e := &entries[i]
 		e.Server, e.Name = plainText(e.Server, catalogDescMax), plainText(e.Name, catalogDescMax)
 		e.Description, e.Location = plainText(e.Description, catalogDescMax), verify.Visible(e.Location)
-		row.Reset()
-		if encodeJSON(&row, e, "    ") != nil {
-			continue
+	}
+	render := func(k int) []byte {
+		c.Skills = entries[:k]
+		m := n
+		m.Bound += len(entries) - k
+		c.NotListed, c.Note = nil, m.text()
+		if m.total() > 0 {
+			c.NotListed = &m.NotListed
 		}
-		if size+row.Len() > max {
-			nl.Bound += len(entries) - i
-			break
+		b, err := JSON(c)
+		if err != nil {
+			return []byte("{}\n")
 		}
-		size += row.Len() + len(",\n")
-		c.Skills = append(c.Skills, e)
+		return b
 	}
-	if nl.total() > 0 {
-		c.NotListed = &nl
-		c.Note = notListedNote(nl, max)
+	// The most entries that fit: a binary search, each try one encoding
+	// (the size grows with k).
+	lo, hi := 0, len(entries)
+	if b := render(hi); len(b) <= n.max {
+		return b
 	}
-	b, err := JSON(c)
-	if err != nil {
-		return []byte("{}\n")
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if len(render(mid)) <= n.max {
+			lo = mid
+		} else {
+			hi = mid
+		}
 	}
-	return b
+	return render(lo)
 }
 
 // plainText is s on one line, cut to max runes, with every hidden

@@ -170,10 +170,11 @@ func TestCatalogHostileStaysInItsElements(t *testing.T) {
 	if err := xml.Unmarshal([]byte(out[start:end+len("</available_skills>")]), &c); err != nil {
 		t.Fatalf("the block is not XML: %v\n%s", err, out)
 	}
-	// evil's five, good's two, gated's approved one; not down's (offline).
+	// evil's five, good's two, gated's approved one, and down's (offline:
+	// the tree shows what it listed before, so the catalog names it).
 	want := []struct{ server, loc string }{
 		{"evil", "s0"}, {"evil", "s1"}, {"evil", "s2"}, {"evil", "s3"}, {"evil", "s4"},
-		{"good", "ops/deploy"}, {"good", "docs"}, {"gated", "ok"},
+		{"good", "ops/deploy"}, {"good", "docs"}, {"gated", "ok"}, {"down", "old"},
 	}
 	if len(c.Skills) != len(want) {
 		t.Fatalf("%d skills in the block, want %d:\n%s", len(c.Skills), len(want), out)
@@ -196,12 +197,13 @@ func TestCatalogHostileStaysInItsElements(t *testing.T) {
 	if strings.Contains(out, "SYSTEM: ignore") && !strings.Contains(c.Skills[0].Description, "SYSTEM: ignore") {
 		t.Error("the injected line is outside its description")
 	}
-	for _, unnamed := range []string{"broken", "nope", "old"} {
+	for _, unnamed := range []string{"broken", "nope"} {
 		if strings.Contains(out, "<name>"+unnamed) {
 			t.Errorf("%s (not loadable now) is listed", unnamed)
 		}
 	}
-	if !strings.Contains(out, "Not listed: 6 skills (2 waiting for the user's approval, 1 failed to load or verify, 2 rejected, 1 of servers not connected now).") {
+	if !strings.Contains(out, "Not listed: 5 skills (2 waiting for the user's approval, 1 failed to load or verify, 2 rejected).") ||
+		!strings.Contains(out, "Not connected now: down.") {
 		t.Errorf("the note does not count what is left out:\n%s", out[end:])
 	}
 	if !strings.HasPrefix(out, CatalogInstructions+"\n\n<available_skills>\n") {
@@ -212,7 +214,7 @@ func TestCatalogHostileStaysInItsElements(t *testing.T) {
 		Skills       []CatalogEntry `json:"skills"`
 		NotListed    NotListed      `json:"not_listed"`
 	}
-	if err := json.Unmarshal(Catalog(s, FormatJSON, 0), &j); err != nil || len(j.Skills) != len(want) || j.NotListed.Pending != 2 || j.Skills[2].Description != plainText(hostile[2].desc, catalogDescMax) || strings.ContainsRune(j.Skills[2].Description, '\u202e') {
+	if err := json.Unmarshal(Catalog(s, FormatJSON, 0), &j); err != nil || len(j.Skills) != len(want) || j.NotListed.Pending != 2 || j.Skills[2].Description != plainText(hostile[2].desc, catalogDescMax) || !j.Skills[8].NotConnected || j.Skills[0].NotConnected || strings.ContainsRune(j.Skills[2].Description, '\u202e') {
 		t.Errorf("the JSON catalog: %v, %d skills, %+v", err, len(j.Skills), j.NotListed)
 	}
 }
@@ -287,7 +289,7 @@ func TestCatalogBoundEdge(t *testing.T) {
 		if n := strings.Count(string(all), "/SKILL.md"); n != 40 {
 			t.Errorf("%s at its edge (%d bytes) lists %d of 40", f, edge, n)
 		}
-		if n := strings.Count(string(cut), "/SKILL.md"); n != 39 || !bytes.Contains(cut, []byte("1 skill (1 over this catalog's size bound (")) {
+		if n := strings.Count(string(cut), "/SKILL.md"); n != 39 || !bytes.Contains(cut, []byte("1 more skill did not fit in this catalog's size bound (")) {
 			t.Errorf("%s one byte under its edge lists %d of 40 and says:\n%s", f, n, cut[max(0, len(cut)-300):])
 		}
 		if f == FormatJSON && (!json.Valid(all) || !json.Valid(cut)) {
@@ -297,6 +299,15 @@ func TestCatalogBoundEdge(t *testing.T) {
 			if got := len(Catalog(s, f, b)); got > b {
 				t.Errorf("%s: %d bytes at bound %d", f, got, b)
 			}
+		}
+	}
+	for _, f := range Formats {
+		// The bound counts the real bytes: the whole catalog's own size
+		// holds every skill (it kept 640 bytes spare per entry, and cut a
+		// skill of a 9,507-byte catalog at 10,000).
+		full := Catalog(s, f, 1<<20)
+		if got := Catalog(s, f, len(full)); !bytes.Equal(got, full) {
+			t.Errorf("%s: at its own size (%d bytes) the catalog is not whole:\n%s", f, len(full), got[max(0, len(got)-300):])
 		}
 	}
 	if got := len(Catalog(s, FormatXML, 100)); got > MinCatalogBytes {

@@ -200,7 +200,7 @@ func (m *generated) render(p string) ([]byte, error) {
 	case metaStatus:
 		return render.JSON(m.modelStatus())
 	case metaCatalog:
-		return render.Catalog(m.snapshot(), render.FormatXML, 0), nil
+		return render.CatalogMD(m.snapshot()), nil
 	case ControlFileName:
 		return render.JSON(m.controlEndpoint())
 	}
