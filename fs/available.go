@@ -30,3 +30,18 @@ func (e *UnavailableError) Is(target error) bool { return target == ErrNoFUSE }
 func Available() error {
 	return available(fuseDevice, os.Geteuid() == 0, exec.LookPath)
 }
+
+// A MountError is a mount that failed past Available's checks: what the
+// kernel or the helper said, what it means, and the fix.
+type MountError struct {
+	Mountpoint string
+	Err        error  // mount(2)'s errno, or the helper's failure
+	Problem    string // what failed, with the errno's name
+	Fix        string
+}
+
+func (e *MountError) Error() string {
+	return fmt.Sprintf("mount %s: %s. %s", e.Mountpoint, e.Problem, e.Fix)
+}
+
+func (e *MountError) Unwrap() error { return e.Err }

@@ -48,6 +48,17 @@
 // costs shared mmap: MAP_SHARED fails with ENODEV on Linux (go-fuse does
 // not ask for FUSE_DIRECT_IO_ALLOW_MMAP); MAP_PRIVATE works.
 //
+// Before a mount. Available checks, before any server starts, what the
+// mount will need (available_linux.go): /dev/fuse is character device
+// 10:229 and opens read-write for this user; as root, CAP_SYS_ADMIN is in
+// the effective set and the user namespace owns the mount namespace; as
+// anyone else, fusermount3 (or fusermount) is on PATH or in /bin, setuid
+// root, on a file system that honours setuid, with no_new_privs off. Every
+// problem found is one UnavailableError, each with its fix. As root, Start
+// mounts with mount(2) alone (DirectMountStrict), so that a refusal the
+// checks cannot foresee (AppArmor, seccomp) is a MountError naming its
+// errno; an installed helper is tried after it, as go-fuse would.
+//
 // Errors a user sees:
 //
 //	ENOENT  the path is not in the tree (not listed, rejected, or outside a manifest)

@@ -54,9 +54,9 @@ func MountOptions() []string {
 // mounts directly; otherwise it needs fusermount3 (or fusermount).
 func Start(mountpoint string, v *vfs.Core, opts Options) (*Mount, error) {
 	raw, mo := newFS(v, opts)
-	server, err := fuse.NewServer(raw, mountpoint, &mo)
+	server, err := newServer(raw, mountpoint, &mo, opts.Logger)
 	if err != nil {
-		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
+		return nil, err
 	}
 	raw.server = server
 	go server.Serve()
@@ -93,15 +93,18 @@ func newFS(v *vfs.Core, opts Options) (*rawFS, fuse.MountOptions) {
 	root := &node{sh: sh, path: "", dir: true}
 	neg := sh.negTimeout
 	mo := fuse.MountOptions{
-		FsName:           "skillfs",
-		Name:             "skillfs",
-		Options:          MountOptions(),
-		AllowOther:       opts.AllowOther,
-		DirectMount:      os.Geteuid() == 0,
-		DirectMountFlags: directMountFlags,
-		Debug:            opts.Debug,
-		Logger:           log.New(slogWriter{lg}, "", 0),
-		MaxReadAhead:     128 << 10,
+		FsName:     "skillfs",
+		Name:       "skillfs",
+		Options:    MountOptions(),
+		AllowOther: opts.AllowOther,
+		// As root, mount(2) and nothing else, so that its error is the
+		// one reported (newServer); go-fuse's fallback to fusermount
+		// would hide it (it logs it under Debug only).
+		DirectMountStrict: directMount && os.Geteuid() == 0,
+		DirectMountFlags:  directMountFlags,
+		Debug:             opts.Debug,
+		Logger:            log.New(slogWriter{lg}, "", 0),
+		MaxReadAhead:      128 << 10,
 		// The kernel queues reads (and readahead) as background requests;
 		// past this many in flight it holds every further one back, for
 		// every origin alike. go-fuse's default of 12 let a dozen reads

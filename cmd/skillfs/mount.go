@@ -194,7 +194,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	}
 	live, err := skfs.Start(mnt, v, skfs.Options{Debug: opts.debug, AllowOther: opts.allowOther, NoNotify: opts.noNotify, Logger: log})
 	if err != nil {
-		return &exitError{code: exitMount, err: fmt.Errorf("%w%s", err, mountHint(err))}
+		return &exitError{code: exitMount, err: err}
 	}
 	isLive.Store(true)
 	removePid, err := writePidFile(opts.pidFile)
@@ -354,13 +354,6 @@ func waitTimeout(wait func(), d time.Duration) {
 func within(p, dir string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
-}
-
-func mountHint(err error) string {
-	if os.Geteuid() != 0 && strings.Contains(err.Error(), "fusermount") {
-		return " (install fuse3 for fusermount3: apt-get install fuse3)"
-	}
-	return ""
 }
 
 // servers are the origins a mount connects to, with the dialers of those
