@@ -14,4 +14,10 @@ fi
 go vet ./...
 # The daemon also builds for macOS hosts: vet that build too.
 GOOS=darwin go vet ./...
+# The integration tests walk the mount with rsync (a second `rsync -a` must
+# find nothing to do); install it when it is missing and we may (best-effort:
+# the test skips, saying why, without it).
+if ! command -v rsync >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get install -y -qq rsync >/dev/null 2>&1 || true
+fi
 go test -race -count=1 -timeout 40m ./...

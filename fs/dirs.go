@@ -2,6 +2,9 @@ package fs
 
 import (
 	"context"
+	"encoding/binary"
+	"hash/fnv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,17 +24,25 @@ import (
 //
 // That second rule keeps the directories whose listing may change without
 // a catalog swap (a server's directory reads, .skillfs's generated
-// folders; vfs.Core.DirCacheable) listed anew on every open, as they were
-// when OPENDIR listed them. Before it reads a listing from the start, the
-// kernel asks for the directory's attributes if it holds none, and drops
-// the listing it kept if the mtime is not the one it saw when it read it.
-// So each time such a directory is listed, its attributes are invalidated
-// before the listing is answered (readDir), and each time the kernel asks
-// for them they carry a later mtime (relist). Its attributes are cached as
-// any others in between, so a path walk through it costs nothing.
+// folders; vfs.Core.DirCacheable) current. Before it reads a listing from
+// the start, the kernel asks for the directory's attributes if they have
+// expired, and drops the listing it kept if the mtime is not the one it saw
+// when it read it. So such a directory's attributes are cached for
+// relistTimeout only, and each time they are given out (lookup, getattr)
+// or its listing is (readdir), the listing is taken and compared with the
+// last one taken (dirVersions): when it differs, the directory gets a new
+// version, a nanosecond later mtime and ctime. A directory whose listing
+// does not change keeps its times, so tar, rsync or make see no change
+// where there is none (issue 38: a mtime a nanosecond later after every
+// listing made tar on 16 cores exit 1, "file changed as we read it").
 //
 // Without kernel notifications (Options.NoNotify) nothing would drop a
 // kept listing, so OPENDIR is served as before and no listing is kept.
+
+// relistTimeout is how long the kernel may keep the attributes, and so
+// the listing, of a directory whose listing can change without a catalog
+// swap before it asks again.
+const relistTimeout = time.Second
 
 // OpenDir: see above.
 func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
@@ -66,33 +77,104 @@ func (r *rawFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEn
 		return st
 	}
 	defer r.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: in.InHeader, Fh: opened.Fh})
-	if opened.OpenFlags&fuse.FOPEN_CACHE_DIR == 0 && r.server != nil {
-		// Listed anew on every open. Sent before the answer, so that the
-		// kernel has forgotten the attributes before it can keep this
-		// listing; attributes alone (offset -1), so that nothing waits on
-		// a page lock the reader may hold.
-		r.server.InodeNotify(in.NodeId, -1, 0)
-	}
 	withHandle := *in
 	withHandle.Fh = opened.Fh
 	return read(cancel, &withHandle, out)
 }
 
-// relisted reports whether the directory at p is listed anew on every
-// open: see above.
+// relisted reports whether the directory at p is one whose listing can
+// change without a catalog swap: see above.
 func (sh *shared) relisted(p string, a vfs.Attr) bool {
 	return !sh.noNotify && a.Kind == vfs.KindDir && !sh.v.DirCacheable(p)
 }
 
-// relist gives a directory listed anew on every open an mtime later than
-// any it had, one nanosecond per time the kernel asks: the kernel then
-// never reuses a listing of it. Other attributes are left as they are.
-func (sh *shared) relist(p string, a vfs.Attr, out *fuse.Attr) {
+// relist gives a directory whose listing can change without a swap the
+// times of its listing's version: its own time plus a nanosecond per
+// change of its listing seen in this mount. Other attributes are left as
+// they are.
+func (sh *shared) relist(ctx context.Context, p string, a vfs.Attr, out *fuse.Attr) {
 	if !sh.relisted(p, a) {
 		return
 	}
-	m := a.Mtime.Add(time.Duration(sh.relists.Add(1)))
-	out.SetTimes(nil, &m, nil)
+	ents, err := sh.v.ReadDir(ctx, p)
+	var v int64
+	if err != nil {
+		v = sh.dirs.current(vfs.DirIno(p))
+	} else {
+		v = sh.dirs.observe(vfs.DirIno(p), listingSum(ents))
+	}
+	m := a.Mtime.Add(time.Duration(v))
+	out.SetTimes(nil, &m, &m)
+}
+
+// listingSum is a digest of a listing: names, kinds and inode numbers.
+func listingSum(ents []vfs.DirEntry) uint64 {
+	h := fnv.New64a()
+	var b [9]byte
+	for _, e := range ents {
+		h.Write([]byte(e.Name))
+		binary.LittleEndian.PutUint64(b[:8], e.Ino)
+		b[8] = byte(e.Kind)
+		h.Write(b[:])
+	}
+	return h.Sum64()
+}
+
+// maxDirVersions bounds how many directories dirVersions remembers; past
+// it, it forgets them all and starts a new epoch (see observe).
+const maxDirVersions = 1 << 16
+
+// dirVersions is the version of each directory whose listing can change
+// without a swap, by inode number: the digest of the last listing taken
+// and the version it got. A version only grows, and a directory first seen
+// gets the epoch: so a kernel that kept a listing under one version never
+// sees that version again for another listing, even after dirVersions
+// forgot the directory (a new epoch is larger than every version before).
+type dirVersions struct {
+	mu    sync.Mutex
+	byIno map[uint64]dirVersion
+	last  int64 // the last version given out
+	epoch int64
+}
+
+type dirVersion struct {
+	sum uint64
+	v   int64
+}
+
+// observe records a listing of the directory ino and returns its version.
+func (d *dirVersions) observe(ino, sum uint64) int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.byIno == nil || len(d.byIno) >= maxDirVersions {
+		if d.byIno != nil {
+			d.last++
+			d.epoch = d.last
+		}
+		d.byIno = map[uint64]dirVersion{}
+	}
+	cur, ok := d.byIno[ino]
+	switch {
+	case !ok:
+		cur = dirVersion{sum: sum, v: d.epoch}
+	case cur.sum != sum:
+		d.last++
+		cur = dirVersion{sum: sum, v: d.last}
+	default:
+		return cur.v
+	}
+	d.byIno[ino] = cur
+	return cur.v
+}
+
+// current is the version of ino without a new listing.
+func (d *dirVersions) current(ino uint64) int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if cur, ok := d.byIno[ino]; ok {
+		return cur.v
+	}
+	return d.epoch
 }
 
 // negativeTimeout is how long the kernel may remember that a name is not
@@ -135,6 +217,7 @@ func (r *rawFS) Lookup(cancel <-chan struct{}, header *fuse.InHeader, name strin
 type listStream struct {
 	entries []fuse.DirEntry
 	next    int
+	sum     uint64 // listingSum of the entries
 }
 
 var (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -25,11 +26,12 @@ func TestOpendirIsLeftToTheKernel(t *testing.T) {
 	f.raw.ReleaseDir(&fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: out.Fh})
 }
 
-// A directory whose listing can change without a catalog swap reports a
-// later mtime each time its attributes are asked for, which is what makes
-// the kernel list it anew; its attributes are still cached, so that a path
-// walk through it costs nothing. One the catalog decides keeps its mtime.
-func TestRelistedDirectoriesReportALaterMtime(t *testing.T) {
+// A directory whose listing can change without a catalog swap keeps its
+// times while its listing stays the same (issue 38: a nanosecond later on
+// every getattr), and its attributes are cached for relistTimeout, so that
+// the kernel asks again and sees a change then. One the catalog decides
+// keeps its mtime and is cached for CacheTimeout.
+func TestRelistedDirectoriesKeepTheirTimes(t *testing.T) {
 	f := newFixture(t, testFiles)
 	mtimes := func(p string) (uint64, uint64, uint64) {
 		n := f.walk(t, p)
@@ -41,6 +43,9 @@ func TestRelistedDirectoriesReportALaterMtime(t *testing.T) {
 			t.Fatalf("getattr %s: %v", p, errno)
 		}
 		ns := func(x fuse.AttrOut) uint64 { return x.Mtime*1e9 + uint64(x.Mtimensec) }
+		if a.Ctime != a.Mtime || a.Ctimensec != a.Mtimensec {
+			t.Errorf("%s: ctime %d.%09d, mtime %d.%09d; want one time", p, a.Ctime, a.Ctimensec, a.Mtime, a.Mtimensec)
+		}
 		return ns(a), ns(b), b.AttrValid
 	}
 	var relisted string
@@ -55,11 +60,38 @@ func TestRelistedDirectoriesReportALaterMtime(t *testing.T) {
 	if relisted == "" {
 		t.Fatal("the fixture has no directory listed anew on every open")
 	}
-	if a, b, valid := mtimes(relisted); b <= a || valid == 0 {
-		t.Errorf("%s: mtime %d then %d, attributes cached %d s; want later each time, cached", relisted, a, b, valid)
+	if a, b, valid := mtimes(relisted); b != a || valid != uint64(relistTimeout/time.Second) {
+		t.Errorf("%s: mtime %d then %d, attributes cached %d s; want the same, cached %v", relisted, a, b, valid, relistTimeout)
 	}
-	if a, b, _ := mtimes("local/alpha"); a != b {
-		t.Errorf("local/alpha: mtime %d then %d; want the same", a, b)
+	if a, b, valid := mtimes("local/alpha"); a != b || valid != uint64(CacheTimeout/time.Second) {
+		t.Errorf("local/alpha: mtime %d then %d, cached %d s; want the same, cached %v", a, b, valid, CacheTimeout)
+	}
+}
+
+// A directory's version changes when, and only when, its listing does; a
+// directory forgotten (past maxDirVersions) comes back under a version no
+// listing had before.
+func TestDirVersionsFollowListings(t *testing.T) {
+	var d dirVersions
+	if v := d.observe(7, 1); v != 0 {
+		t.Errorf("first listing: version %d, want 0", v)
+	}
+	if v := d.observe(7, 1); v != 0 {
+		t.Errorf("same listing: version %d, want 0", v)
+	}
+	v1 := d.observe(7, 2)
+	if v1 == 0 {
+		t.Error("changed listing kept version 0")
+	}
+	v2 := d.observe(7, 1)
+	if v2 <= v1 {
+		t.Errorf("listing back as before: version %d after %d, want a later one", v2, v1)
+	}
+	for i := range uint64(maxDirVersions) {
+		d.observe(100+i, 1)
+	}
+	if v := d.observe(7, 1); v <= v2 {
+		t.Errorf("after forgetting: version %d, want later than %d", v, v2)
 	}
 }
 

@@ -21,8 +21,9 @@
 // and RELEASE for this mount and to keep file pages across opens, so a warm
 // open+read+close never reaches the daemon. OPENDIR answers ENOSYS too
 // (dirs.go): the kernel then keeps every listing, and the directories
-// whose listing can change without a catalog swap are made to be listed
-// anew on every open through their mtime. Entries, attributes and failed
+// whose listing can change without a catalog swap keep their attributes
+// for relistTimeout and get a later mtime when their listing has changed,
+// which makes the kernel list them anew. Entries, attributes and failed
 // lookups in directories the catalog decides are cached for CacheTimeout
 // (an hour); when a catalog swap changes a file or a directory, the
 // kernel's entries, attributes, listings and pages for it, and its

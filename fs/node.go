@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -53,9 +52,9 @@ type shared struct {
 	// volatile maps the inode numbers of files whose size is not known yet
 	// to their nodes (see rawFS.GetAttr), until the kernel forgets them.
 	volatile sync.Map
-	// relists counts the attributes given out for directories listed anew
-	// on every open (see relist).
-	relists atomic.Int64
+	// dirs are the versions of the directories whose listing can change
+	// without a catalog swap (see relist).
+	dirs dirVersions
 }
 
 // node is the one node type: a directory or a file of the tree, by path.
@@ -135,7 +134,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 		return nil, toErrno(n.sh.log, "lookup", p, err)
 	}
 	n.sh.fill(a, &out.Attr)
-	n.sh.relist(p, a, &out.Attr)
+	n.sh.relist(ctx, p, a, &out.Attr)
 	if a.Dynamic {
 		// Every open of a dynamic file looks it up again and gets a fetch
 		// of its own.
@@ -143,7 +142,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	} else {
 		out.SetEntryTimeout(n.sh.entryTimeout)
 	}
-	out.SetAttrTimeout(n.sh.attrTimeout(a))
+	out.SetAttrTimeout(n.sh.attrTimeout(p, a))
 	mode := uint32(syscall.S_IFREG)
 	if a.Kind == vfs.KindDir {
 		mode = syscall.S_IFDIR
@@ -172,10 +171,15 @@ func (n *node) OnForget() {
 	}
 }
 
-// attrTimeout: a size that is not known yet must not be cached.
-func (sh *shared) attrTimeout(a vfs.Attr) time.Duration {
+// attrTimeout: a size that is not known yet must not be cached; a
+// directory whose listing can change without a swap is asked for again
+// after relistTimeout (see relist).
+func (sh *shared) attrTimeout(p string, a vfs.Attr) time.Duration {
 	if a.Volatile {
 		return 0
+	}
+	if sh.relisted(p, a) {
+		return relistTimeout
 	}
 	return sh.entryTimeout
 }
@@ -209,7 +213,7 @@ func (n *node) list(ctx context.Context) (*listStream, syscall.Errno) {
 		}
 		list = append(list, fuse.DirEntry{Name: e.Name, Ino: e.Ino, Mode: mode})
 	}
-	return &listStream{entries: list}, 0
+	return &listStream{entries: list, sum: listingSum(ents)}, 0
 }
 
 func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -223,8 +227,8 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 		}
 	}
 	n.sh.fill(a, &out.Attr)
-	n.sh.relist(n.where(), a, &out.Attr)
-	out.SetTimeout(n.sh.attrTimeout(a))
+	n.sh.relist(ctx, n.where(), a, &out.Attr)
+	out.SetTimeout(n.sh.attrTimeout(n.where(), a))
 	return 0
 }
 
@@ -307,6 +311,9 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle
 	case n.sh.v.DirCacheable(n.where()):
 		return ds, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
 	}
+	// The listing the kernel keeps now: its version is the one the next
+	// attributes carry.
+	n.sh.dirs.observe(vfs.DirIno(n.where()), ds.sum)
 	return &relistStream{*ds}, 0, 0
 }
 

@@ -37,9 +37,8 @@ func stampTree(t *testing.T, root string) map[string]stamp {
 		}
 		rel, _ := filepath.Rel(root, p)
 		// Whole seconds, the resolution of the times skillfs keeps: a
-		// directory listed anew on every open (a server's directory
-		// reads) reports its time plus a nanosecond per listing, which is
-		// how the kernel is made to list it again (SEMANTICS.md).
+		// directory a server's directory reads list reports its time
+		// plus a nanosecond per change of its listing (SEMANTICS.md).
 		out[filepath.ToSlash(rel)] = stamp{mtime: time.Unix(st.Mtim.Sec, 0), ino: st.Ino}
 		return nil
 	})
