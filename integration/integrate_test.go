@@ -4,6 +4,7 @@ package integration
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +13,8 @@ import (
 
 // TestIntegrateHostsFromMount: with a real mount, `skillfs integrate` writes
 // each host's documented form in a home directory of the test's own —
-// Gemini's import is a bare line naming the mount's catalog.md by an
-// absolute path that exists; Codex's AGENTS.md block holds the catalog
+// Gemini's GEMINI.md block holds the catalog and its settings.json
+// lists the mount in context.includeDirectories; Codex's AGENTS.md block holds the catalog
 // with every skill's server and path; Cursor's rule is an .mdc with
 // frontmatter (description, alwaysApply: true) and the catalog — a second
 // --write changes no byte, and --remove restores each file byte for byte
@@ -59,12 +60,18 @@ func TestIntegrateHostsFromMount(t *testing.T) {
 		check  func(b []byte)
 	}{
 		{"gemini", filepath.Join(home, ".gemini", "GEMINI.md"), nil, func(b []byte) {
-			want := "@" + m.Path(".skillfs", "catalog.md")
-			if !strings.Contains("\n"+string(b), "\n"+want+"\n") {
-				t.Errorf("GEMINI.md has no bare import line %s:\n%s", want, b)
+			// Gemini CLI refuses imports from outside ~/.gemini: the
+			// catalog's text goes in, and the mount into the folders
+			// read_file may read.
+			if c := parseCatalog(t, b); len(c.Skills) != len(skills) {
+				t.Errorf("GEMINI.md's catalog lists %d skills, want %d:\n%s", len(c.Skills), len(skills), b)
 			}
-			if _, err := os.Stat(strings.TrimPrefix(want, "@")); err != nil {
-				t.Errorf("the imported file: %v", err)
+			var s struct {
+				Context struct{ IncludeDirectories []string }
+			}
+			settings := read(filepath.Join(home, ".gemini", "settings.json"))
+			if err := json.Unmarshal(settings, &s); err != nil || len(s.Context.IncludeDirectories) != 1 || s.Context.IncludeDirectories[0] != m.Dir {
+				t.Errorf("~/.gemini/settings.json: %v\n%s", err, settings)
 			}
 		}},
 		{"codex", filepath.Join(home, ".codex", "AGENTS.md"), nil, func(b []byte) {
@@ -110,6 +117,9 @@ func TestIntegrateHostsFromMount(t *testing.T) {
 			if _, err := os.Stat(c.target); !os.IsNotExist(err) {
 				t.Errorf("%s: --remove left the file skillfs created: %v", c.host, err)
 			}
+		}
+		if _, err := os.Stat(filepath.Join(home, ".gemini", "settings.json")); !os.IsNotExist(err) {
+			t.Errorf("%s: --remove left ~/.gemini/settings.json, which skillfs created: %v", c.host, err)
 		}
 	}
 }

@@ -8,8 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skillfs/skillfs/internal/integrate"
 )
 
 // integrateHome gives the test a home and state directory of its own.
@@ -24,7 +27,7 @@ func integrateHome(t *testing.T) string {
 
 // integrate runs `skillfs integrate HOST ARGS` in-process and returns its
 // output.
-func integrate(t *testing.T, args ...string) (string, error) {
+func runIntegrateCmd(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	cmd := newRootCommand()
 	var out bytes.Buffer
@@ -37,7 +40,7 @@ func integrate(t *testing.T, args ...string) (string, error) {
 
 func mustIntegrate(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := integrate(t, args...)
+	out, err := runIntegrateCmd(t, args...)
 	if err != nil {
 		t.Fatalf("skillfs integrate %v: %v\n%s", args, err, out)
 	}
@@ -57,17 +60,51 @@ func readOrNil(t *testing.T, p string) []byte {
 }
 
 // A user's settings.json: odd formatting, unknown keys, other hooks,
-// a SessionStart hook of their own.
+// a SessionStart hook of their own, an allow rule of their own.
 const userSettings = `{"model": "opus",   "permissions": {"allow": ["Bash(ls:*)"]},
  "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}],
   "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]}]},
  "zzUnknown": {"nested": [1, 2.50, "x"]}}`
 
+type claudeSettings struct {
+	Permissions struct {
+		Allow []string `json:"allow"`
+	} `json:"permissions"`
+	Hooks map[string][]struct {
+		Matcher string `json:"matcher"`
+		Hooks   []struct {
+			Type, Command string
+			Timeout       int
+		} `json:"hooks"`
+	} `json:"hooks"`
+}
+
+// ourHooks are the commands of skillfs's SessionStart hooks in settings.
+func ourHooks(t *testing.T, b []byte) (cmds []string, s claudeSettings) {
+	t.Helper()
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("settings.json is not JSON: %v\n%s", err, b)
+	}
+	for _, g := range s.Hooks["SessionStart"] {
+		for _, h := range g.Hooks {
+			raw, _ := json.Marshal(map[string]string{"command": h.Command})
+			if integrate.IsOurHook(raw) {
+				cmds = append(cmds, h.Command)
+			}
+		}
+	}
+	return cmds, s
+}
+
 // TestIntegrateClaudeCodeHook: --write adds one SessionStart hook that runs
-// `skillfs catalog --hook claude-code` and keeps every other key and hook;
-// a second --write changes no byte; --remove restores the file byte for
-// byte, or removes it when skillfs created it.
+// this binary, by its absolute path, as `BIN catalog --hook claude-code
+// --mount MOUNT`, and the allow rule Read(//MOUNT/**), keeping every other
+// key, hook and rule; a second --write changes no byte; --remove restores
+// the file byte for byte, or removes it when skillfs created it; a second
+// --remove finds nothing.
 func TestIntegrateClaudeCodeHook(t *testing.T) {
+	bin, _ := os.Executable()
+	bin, _ = filepath.EvalSymlinks(bin)
 	for _, c := range []struct{ name, before string }{
 		{"no file", ""},
 		{"the user's settings", userSettings},
@@ -82,31 +119,25 @@ func TestIntegrateClaudeCodeHook(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			mustIntegrate(t, "claude-code", "--write")
+			out := mustIntegrate(t, "claude-code", "--write", "--mount", "/mnt/my skills")
+			if !strings.Contains(out, "undo with `skillfs integrate claude-code --remove`") {
+				t.Errorf("--write does not name the undo command:\n%s", out)
+			}
 			first := readOrNil(t, target)
-			var s struct {
-				Hooks map[string][]hookGroup `json:"hooks"`
-				Rest  map[string]any         `json:"-"`
+			cmds, s := ourHooks(t, first)
+			want := integrate.ShellQuote(bin) + " catalog --hook claude-code --mount '/mnt/my skills'"
+			if len(cmds) != 1 || cmds[0] != want {
+				t.Errorf("skillfs's hooks %q, want one: %q\n%s", cmds, want, first)
 			}
-			if err := json.Unmarshal(first, &s); err != nil {
-				t.Fatalf("settings.json after --write is not JSON: %v\n%s", err, first)
-			}
-			ours := 0
-			for _, g := range s.Hooks["SessionStart"] {
-				for _, h := range g.Hooks {
-					if h.Command == hookCommand && h.Type == "command" && g.Matcher == "" {
-						ours++
-					}
-				}
-			}
-			if ours != 1 {
-				t.Errorf("%d SessionStart hooks of skillfs's, want 1:\n%s", ours, first)
-			}
+			allow := s.Permissions.Allow
 			if c.before == userSettings {
+				if !slices.Equal(allow, []string{"Bash(ls:*)", "Read(//mnt/my skills/**)"}) {
+					t.Errorf("permissions.allow = %q", allow)
+				}
 				var before, after map[string]any
 				json.Unmarshal([]byte(userSettings), &before)
 				json.Unmarshal(first, &after)
-				for _, k := range []string{"model", "permissions", "zzUnknown"} {
+				for _, k := range []string{"model", "zzUnknown"} {
 					b, _ := json.Marshal(before[k])
 					a, _ := json.Marshal(after[k])
 					if !bytes.Equal(a, b) {
@@ -119,8 +150,10 @@ func TestIntegrateClaudeCodeHook(t *testing.T) {
 				if strings.Index(string(first), `"model"`) > strings.Index(string(first), `"zzUnknown"`) {
 					t.Errorf("the keys' order changed:\n%s", first)
 				}
+			} else if !slices.Equal(allow, []string{"Read(//mnt/my skills/**)"}) {
+				t.Errorf("permissions.allow = %q", allow)
 			}
-			if out := mustIntegrate(t, "claude-code", "--write"); !strings.Contains(out, "nothing changed") || !bytes.Equal(readOrNil(t, target), first) {
+			if out := mustIntegrate(t, "claude-code", "--write", "--mount", "/mnt/my skills"); !strings.Contains(out, "nothing changed") || !bytes.Equal(readOrNil(t, target), first) {
 				t.Errorf("a second --write changed settings.json (%q)", out)
 			}
 			mustIntegrate(t, "claude-code", "--remove")
@@ -138,91 +171,90 @@ func TestIntegrateClaudeCodeHook(t *testing.T) {
 	}
 }
 
-// TestIntegrateRemoveAfterEdit: when the file changed since --write (the
-// user or the host edited it), --remove takes out only skillfs's part.
-func TestIntegrateRemoveAfterEdit(t *testing.T) {
+// TestIntegrateClaudeConfigDir: with CLAUDE_CONFIG_DIR set, the settings
+// and CLAUDE.md are written there, and ~/.claude is not touched; a
+// relative one is refused, saying why.
+func TestIntegrateClaudeConfigDir(t *testing.T) {
 	home := integrateHome(t)
-	target := filepath.Join(home, ".claude", "settings.json")
-	os.MkdirAll(filepath.Dir(target), 0o755)
-	os.WriteFile(target, []byte(userSettings), 0o600)
-	mustIntegrate(t, "claude-code", "--write", "--mount", "/mnt/my skills")
-	b := readOrNil(t, target)
-	if !bytes.Contains(b, []byte(`"skillfs catalog --hook claude-code --mount '/mnt/my skills'"`)) {
-		t.Errorf("the hook does not name the mount, quoted:\n%s", b)
+	dir := filepath.Join(home, "elsewhere")
+	t.Setenv("CLAUDE_CONFIG_DIR", dir)
+	mustIntegrate(t, "claude-code", "--write", "--mount", "/m")
+	if cmds, _ := ourHooks(t, readOrNil(t, filepath.Join(dir, "settings.json"))); len(cmds) != 1 {
+		t.Errorf("no hook in $CLAUDE_CONFIG_DIR/settings.json")
 	}
-	edited := bytes.Replace(b, []byte(`"model": "opus"`), []byte(`"model": "sonnet", "theme": "dark"`), 1)
-	os.WriteFile(target, edited, 0o600)
+	mustIntegrate(t, "claude-code", "--write", "--import", "--mount", "/m")
+	if b := readOrNil(t, filepath.Join(dir, "CLAUDE.md")); !bytes.Contains(b, []byte("\n@/m/.skillfs/catalog.md\n")) {
+		t.Errorf("$CLAUDE_CONFIG_DIR/CLAUDE.md: %q", b)
+	}
+	if cmds, _ := ourHooks(t, readOrNil(t, filepath.Join(dir, "settings.json"))); len(cmds) != 0 {
+		t.Errorf("--import left the hook beside the import: %q", cmds)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".claude")); err == nil {
+		t.Error("~/.claude was written although CLAUDE_CONFIG_DIR is set")
+	}
 	mustIntegrate(t, "claude-code", "--remove")
-	var after map[string]any
-	got := readOrNil(t, target)
-	if err := json.Unmarshal(got, &after); err != nil || after["theme"] != "dark" || after["model"] != "sonnet" || bytes.Contains(got, []byte("skillfs")) || !bytes.Contains(got, []byte("echo hi")) || !bytes.Contains(got, []byte("audit.sh")) {
-		t.Errorf("--remove after an edit: %v\n%s", err, got)
+	for _, f := range []string{"settings.json", "CLAUDE.md"} {
+		if b := readOrNil(t, filepath.Join(dir, f)); b != nil {
+			t.Errorf("--remove left %s, which skillfs created: %q", f, b)
+		}
+	}
+	t.Setenv("CLAUDE_CONFIG_DIR", "rel/dir")
+	if _, err := runIntegrateCmd(t, "claude-code", "--write", "--mount", "/m"); err == nil || !strings.Contains(err.Error(), "not an absolute path") {
+		t.Errorf("a relative CLAUDE_CONFIG_DIR: %v", err)
 	}
 }
 
-// TestIntegrateMarkdownImport: gemini (and claude-code --import) add a
-// marked block whose import is a bare line naming catalog.md by its
-// absolute path; idempotent and reversible, with or without a file before.
-func TestIntegrateMarkdownImport(t *testing.T) {
-	for _, c := range []struct {
-		host, file string
-		args       []string
-		before     string
-	}{
-		{"gemini", ".gemini/GEMINI.md", nil, ""},
-		{"gemini", ".gemini/GEMINI.md", nil, "# My notes\n\nUse tabs."},
-		{"claude-code", ".claude/CLAUDE.md", []string{"--import"}, "# Me\n\n- prefer Go\n"},
-	} {
-		t.Run(c.host+"/"+c.before, func(t *testing.T) {
+// TestIntegrateClaudeImport: --import adds a marked block whose import is
+// a bare line naming catalog.md by its absolute path, and the allow rule;
+// idempotent; `integrate claude-code --remove` (the command the hint
+// names) takes both out.
+func TestIntegrateClaudeImport(t *testing.T) {
+	for _, before := range []string{"", "# Me\n\n- prefer Go\n"} {
+		t.Run(before, func(t *testing.T) {
 			home := integrateHome(t)
-			target := filepath.Join(home, c.file)
-			if c.before != "" {
+			target := filepath.Join(home, ".claude", "CLAUDE.md")
+			if before != "" {
 				os.MkdirAll(filepath.Dir(target), 0o755)
-				os.WriteFile(target, []byte(c.before), 0o644)
+				os.WriteFile(target, []byte(before), 0o644)
 			}
 			mnt := filepath.Join(home, "mnt")
-			args := append([]string{c.host, "--mount", mnt}, c.args...)
-			if out := mustIntegrate(t, args...); !strings.Contains(out, "@"+mnt+"/.skillfs/catalog.md\n") {
-				t.Errorf("the snippet printed has no import line:\n%s", out)
+			args := []string{"claude-code", "--import", "--mount", mnt}
+			if out := mustIntegrate(t, args...); !strings.Contains(out, "@"+mnt+"/.skillfs/catalog.md\n") || !strings.Contains(out, "Read(/"+mnt+"/**)") {
+				t.Errorf("what it prints has no import line or no rule:\n%s", out)
 			}
-			if readOrNil(t, target) != nil && c.before == "" {
+			if readOrNil(t, target) != nil && before == "" {
 				t.Fatal("printing the snippet wrote the file")
 			}
-			mustIntegrate(t, append(args, "--write")...)
+			out := mustIntegrate(t, append(args, "--write")...)
+			if !strings.Contains(out, "undo with `skillfs integrate claude-code --remove`") {
+				t.Errorf("the undo hint: %s", out)
+			}
 			first := readOrNil(t, target)
-			lines := strings.Split(string(first), "\n")
 			imports := 0
-			for _, l := range lines {
+			for _, l := range strings.Split(string(first), "\n") {
 				if l == "@"+mnt+"/.skillfs/catalog.md" {
 					imports++
 				}
 			}
-			if imports != 1 || !strings.HasPrefix(string(first), c.before) {
+			if imports != 1 || !strings.HasPrefix(string(first), before) {
 				t.Errorf("after --write (%d import lines):\n%s", imports, first)
+			}
+			if _, s := ourHooks(t, readOrNil(t, filepath.Join(home, ".claude", "settings.json"))); !slices.Equal(s.Permissions.Allow, []string{"Read(/" + mnt + "/**)"}) {
+				t.Errorf("the allow rule: %q", s.Permissions.Allow)
 			}
 			mustIntegrate(t, append(args, "--write")...)
 			if !bytes.Equal(readOrNil(t, target), first) {
 				t.Error("a second --write changed the file")
 			}
-			mustIntegrate(t, append([]string{c.host, "--remove"}, c.args...)...)
-			if got := readOrNil(t, target); string(got) != c.before || (c.before == "" && got != nil) {
-				t.Errorf("--remove: %q, want %q", got, c.before)
+			mustIntegrate(t, "claude-code", "--remove")
+			if got := readOrNil(t, target); string(got) != before || (before == "" && got != nil) {
+				t.Errorf("--remove: %q, want %q", got, before)
+			}
+			if got := readOrNil(t, filepath.Join(home, ".claude", "settings.json")); got != nil {
+				t.Errorf("--remove left settings.json, which skillfs created: %s", got)
 			}
 		})
 	}
-	t.Run("edited since", func(t *testing.T) {
-		home := integrateHome(t)
-		target := filepath.Join(home, ".gemini", "GEMINI.md")
-		os.MkdirAll(filepath.Dir(target), 0o755)
-		os.WriteFile(target, []byte("before\n"), 0o644)
-		mustIntegrate(t, "gemini", "--mount", "/m", "--write")
-		b := append(readOrNil(t, target), "after\n"...)
-		os.WriteFile(target, b, 0o644)
-		mustIntegrate(t, "gemini", "--remove")
-		if got := string(readOrNil(t, target)); got != "before\nafter\n" {
-			t.Errorf("--remove after an edit: %q", got)
-		}
-	})
 }
 
 // TestIntegrateRefusals: a symlinked target outside the home directory
@@ -231,70 +263,60 @@ func TestIntegrateMarkdownImport(t *testing.T) {
 // written, nothing recorded.
 func TestIntegrateRefusals(t *testing.T) {
 	home := integrateHome(t)
-	outside := filepath.Join(t.TempDir(), "GEMINI.md")
+	outside := filepath.Join(t.TempDir(), "CLAUDE.md")
 	os.WriteFile(outside, []byte("theirs\n"), 0o644)
-	os.MkdirAll(filepath.Join(home, ".gemini"), 0o755)
-	link := filepath.Join(home, ".gemini", "GEMINI.md")
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o755)
+	link := filepath.Join(home, ".claude", "CLAUDE.md")
 	if err := os.Symlink(outside, link); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := integrate(t, "gemini", "--mount", "/m", "--write"); err == nil || !strings.Contains(err.Error(), "outside your home directory") {
+	if _, err := runIntegrateCmd(t, "claude-code", "--import", "--mount", "/m", "--write"); err == nil || !strings.Contains(err.Error(), "outside your home directory") {
 		t.Errorf("a symlink out of home: %v", err)
 	}
 	if got := string(readOrNil(t, outside)); got != "theirs\n" {
 		t.Errorf("the symlink's target was written: %q", got)
 	}
-	mustIntegrate(t, "gemini", "--mount", "/m", "--write", "--force")
+	mustIntegrate(t, "claude-code", "--import", "--mount", "/m", "--write", "--force")
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 || !bytes.Contains(readOrNil(t, outside), []byte("@/m/.skillfs/catalog.md")) {
 		t.Errorf("--force: the link is replaced or its target not written: %v", err)
 	}
-	mustIntegrate(t, "gemini", "--remove", "--force")
+	mustIntegrate(t, "claude-code", "--remove", "--force")
 	if got := string(readOrNil(t, outside)); got != "theirs\n" {
 		t.Errorf("--remove through the link: %q", got)
 	}
-
-	// A symlink inside home (a dotfiles checkout) is followed.
-	dot := filepath.Join(home, "dotfiles", "AGENTS.md")
-	os.MkdirAll(filepath.Dir(dot), 0o755)
-	os.WriteFile(dot, []byte("mine\n"), 0o644)
-	os.MkdirAll(filepath.Join(home, ".codex"), 0o755)
-	os.Symlink(dot, filepath.Join(home, ".codex", "AGENTS.md"))
-	in := integration{host: "codex", target: filepath.Join(home, ".codex", "AGENTS.md"), snippet: "catalog\n"}
-	if err := checkTarget(in.target, home, false); err != nil {
-		t.Errorf("a symlink inside home: %v", err)
-	}
-	if _, err := in.write(); err != nil || !bytes.Contains(readOrNil(t, dot), []byte("catalog\n")) {
-		t.Errorf("writing through a symlink inside home: %v", err)
-	}
-	if _, err := in.undo(); err != nil || string(readOrNil(t, dot)) != "mine\n" {
-		t.Errorf("undo through a symlink inside home: %v, %q", err, readOrNil(t, dot))
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("--remove replaced the link: %v", err)
 	}
 
+	os.Remove(link)
 	for _, dir := range []string{"skills", "commands"} {
 		project := filepath.Join(home, ".claude", dir, "x")
-		if err := checkTarget(filepath.Join(project, ".cursor", "rules", "skillfs.mdc"), home, true); err == nil {
+		if err := integrate.CheckTarget(filepath.Join(project, ".cursor", "rules", "skillfs.mdc"), home, true); err == nil {
 			t.Errorf("a target inside a %s folder was allowed", dir)
 		}
 	}
 
 	settings := filepath.Join(home, ".claude", "settings.json")
-	os.MkdirAll(filepath.Dir(settings), 0o755)
-	for _, bad := range []string{`{"hooks": [1]}`, `[1, 2]`, `{"a": 1`, `{"hooks": {"SessionStart": {"x": 1}}}`} {
+	for _, bad := range []string{`{"hooks": [1]}`, `[1, 2]`, `{"a": 1`, `{"hooks": {"SessionStart": {"x": 1}}}`, `{"permissions": {"allow": "Read"}}`, `{"permissions": []}`} {
 		os.WriteFile(settings, []byte(bad), 0o600)
-		if _, err := integrate(t, "claude-code", "--write"); err == nil || !strings.Contains(err.Error(), "left alone") {
+		if _, err := runIntegrateCmd(t, "claude-code", "--write", "--mount", "/m"); err == nil || !strings.Contains(err.Error(), "left alone") {
 			t.Errorf("settings.json %s: %v", bad, err)
 		}
 		if got := string(readOrNil(t, settings)); got != bad {
 			t.Errorf("settings.json %s was changed: %s", bad, got)
 		}
 	}
-	if p, _ := recordPath(settings); readOrNil(t, p) != nil {
+	recs, err := integrate.OpenRecords(filepath.Join(home, ".local", "state", "skillfs", "integrate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readOrNil(t, recs.Path(settings)) != nil {
 		t.Error("a refused --write left a record")
 	}
-	if _, err := integrate(t, "generic", "--write"); exitCode(err) != exitUsage {
+	if _, err := runIntegrateCmd(t, "generic", "--write"); exitCode(err) != exitUsage {
 		t.Errorf("generic --write: %v", err)
 	}
-	if _, err := integrate(t, "vim"); exitCode(err) != exitUsage {
+	if _, err := runIntegrateCmd(t, "vim"); exitCode(err) != exitUsage {
 		t.Errorf("an unknown host: %v", err)
 	}
 }
