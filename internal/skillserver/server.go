@@ -8,7 +8,9 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -49,6 +51,10 @@ type Options struct {
 	// them point to skills by URI (skill://…/SKILL.md), which a host
 	// confirms with skills/get.
 	Instructions string
+	// AllowOrigins lists the origins (scheme://host[:port], as a browser
+	// sends them in the Origin header) whose HTTP requests are served
+	// besides the server's own loopback origin. See Handler.
+	AllowOrigins []string
 }
 
 // A Problem is a file or skill left out of what the server publishes, and
@@ -197,6 +203,13 @@ func hungUp(err error) bool {
 
 // Handler returns a streamable HTTP handler for any number of sessions.
 //
+// A request with an Origin header (a browser's) is answered 403 unless the
+// origin is in Options.AllowOrigins or is the server's own loopback
+// origin: http, a loopback host (localhost, 127.0.0.0/8, [::1]) and the
+// port the request came in on, when the server listens on a loopback
+// address. This is the MCP streamable HTTP transport's defence against DNS
+// rebinding; requests without Origin (non-browser clients) are served.
+//
 // go-sdk serves the 2026-07-28 protocol over HTTP only statelessly, and the
 // list_changed stream of the 2025-11-25 protocol only statefully, so the
 // handler routes each request by its Mcp-Protocol-Version header: requests
@@ -208,6 +221,10 @@ func (s *Server) Handler() http.Handler {
 	stateful := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: s.log})
 	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: s.log, Stateless: true})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := r.Header.Get("Origin"); o != "" && !s.originAllowed(r, o) {
+			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed (skillfs serve --allow-origin)", o), http.StatusForbidden)
+			return
+		}
 		if r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28" {
 			stateless.ServeHTTP(w, r)
 			return
@@ -427,4 +444,47 @@ func accessLogger(w io.Writer) mcp.Middleware {
 			return next(ctx, method, req)
 		}
 	}
+}
+
+// originAllowed tells whether a request with Origin o is served.
+func (s *Server) originAllowed(r *http.Request, o string) bool {
+	for _, a := range s.opts.AllowOrigins {
+		if strings.EqualFold(strings.TrimSuffix(a, "/"), o) {
+			return true
+		}
+	}
+	u, err := url.Parse(o)
+	if err != nil || u.Scheme != "http" || u.Path != "" || u.User != nil || u.RawQuery != "" {
+		return false
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	lhost, lport, err := net.SplitHostPort(local.String())
+	if err != nil || !isLoopbackHost(lhost) {
+		return false
+	}
+	return u.Port() == lport && isLoopbackHost(u.Hostname())
+}
+
+func isLoopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// CheckOrigin tells whether o can be given as an allowed origin: an
+// http or https origin with a host, no path, query or credentials.
+func CheckOrigin(o string) error {
+	u, err := url.Parse(o)
+	if err != nil {
+		return err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q is not an origin (scheme://host[:port], http or https)", o)
+	}
+	return nil
 }
