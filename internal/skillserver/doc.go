@@ -30,6 +30,9 @@
 //     served files, from the top-level folder (skill://acme) down, folders
 //     as inode/directory; paged by cursor; -32602 for a missing URI or a
 //     file. Empty folders and folders holding nothing served do not exist.
+//     A cursor of skills/list or of a directory read names the listing it
+//     belongs to; any other cursor (garbage, another method's, another
+//     directory's) is -32602, as resources/list's are.
 //     Each child is named by its last path segment ("SKILL.md", not the
 //     skill's name, which resources/list gives it).
 //
