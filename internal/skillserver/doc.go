@@ -22,6 +22,9 @@
 //   - skills/get: any published skill, by any spelling of its URI; -32602
 //     for anything else, naming the reason when the skill was refused;
 //   - resources/list: every served file (paged by go-sdk);
+//   - skills/get, resources/read and resources/directory/read all take any
+//     spelling of a URI that verify.ParseURI maps to a served one (see
+//     canonicalRead);
 //   - resources/read: the file as it is on disk now, as text when the bytes
 //     are UTF-8 and as a blob otherwise (an empty file is an empty blob);
 //     mimeType from a fixed extension table, text/markdown for SKILL.md,

@@ -128,6 +128,9 @@ func New(dir string, opts Options) (*Server, error) {
 	// Added first, so that it is the innermost: it sees every handler's
 	// error before the SDK's own wrapping.
 	s.mcp.AddReceivingMiddleware(internalErrors)
+	// Outside internalErrors, so that the SDK's lookup of the resource
+	// sees the canonical URI.
+	s.mcp.AddReceivingMiddleware(canonicalRead)
 	if opts.AccessLog != nil {
 		s.mcp.AddReceivingMiddleware(accessLogger(opts.AccessLog))
 	}
@@ -401,6 +404,37 @@ func cloneJSON(v any) any {
 		return s
 	}
 	return v
+}
+
+// canonicalRead makes resources/read take every spelling of a URI that
+// skills/get and resources/directory/read take: the request's URI is
+// replaced by its canonical form (verify.ParseURI, then String) before
+// go-sdk looks the resource up, and the contents answer with the URI as
+// the client spelled it. A URI verify.ParseURI refuses is left as it is,
+// and so is not found.
+func canonicalRead(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		rr, ok := req.(*mcp.ReadResourceRequest)
+		if method != "resources/read" || !ok || rr.Params == nil {
+			return next(ctx, method, req)
+		}
+		asked := rr.Params.URI
+		uri, ok := canonicalURI(asked)
+		if !ok || uri == asked {
+			return next(ctx, method, req)
+		}
+		rr.Params.URI = uri
+		res, err := next(ctx, method, req)
+		rr.Params.URI = asked
+		if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil {
+			for _, c := range r.Contents {
+				if c != nil && c.URI == uri {
+					c.URI = asked
+				}
+			}
+		}
+		return res, err
+	}
 }
 
 // internalErrors gives every error a handler returns without a JSON-RPC
