@@ -131,6 +131,7 @@ func New(dir string, opts Options) (*Server, error) {
 	// Outside internalErrors, so that the SDK's lookup of the resource
 	// sees the canonical URI.
 	s.mcp.AddReceivingMiddleware(canonicalRead)
+	s.mcp.AddReceivingMiddleware(legacyCacheFields)
 	if opts.AccessLog != nil {
 		s.mcp.AddReceivingMiddleware(accessLogger(opts.AccessLog))
 	}
@@ -435,6 +436,42 @@ func canonicalRead(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// legacyCacheFields keeps ttlMs and cacheScope out of 2025-11-25 answers.
+// They belong to the 2026-07-28 protocol's CacheableResult, which the
+// Final text makes REQUIRED on skills/list, skills/get, resources/list and
+// resources/read there; the older protocol has no such fields, and serve
+// sends them on no method in it (the SEP-2640 methods leave them out on
+// their own, go-sdk would put them on resources/read and resources/list).
+func legacyCacheFields(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil || res == nil || (method != "resources/read" && method != "resources/list" && method != "resources/templates/list") {
+			return res, err
+		}
+		if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() && newProtocol(p.GetMeta()) {
+			return res, err
+		}
+		return withoutCacheFields{res}, nil
+	}
+}
+
+// withoutCacheFields is a result marshalled without ttlMs and cacheScope.
+type withoutCacheFields struct{ mcp.Result }
+
+func (r withoutCacheFields) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(r.Result)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "ttlMs")
+	delete(m, "cacheScope")
+	return json.Marshal(m)
 }
 
 // internalErrors gives every error a handler returns without a JSON-RPC
