@@ -60,11 +60,13 @@ func (o *Session) read(ctx context.Context, uri string, cap int64) ([]byte, erro
 	o.status.Reads++
 	o.mu.Unlock()
 	lctx := transport.WithResponseLimit(cctx, readLimit(cap, maxFrame(o.limits.MaxFileSize)))
-	res, err := cs.ReadResource(lctx, &mcp.ReadResourceParams{URI: uri})
+	// The canonical form, as skills/get and directory reads send it: what
+	// the host confirmed with one method it reads with the same string.
+	res, err := cs.ReadResource(lctx, &mcp.ReadResourceParams{URI: want.String()})
 	if err != nil {
 		return nil, o.lost(cs, classify(err))
 	}
-	evictLater(cs, uri, res)
+	evictLater(cs, want.String(), res)
 	var found *mcp.ResourceContents
 	for _, c := range res.Contents {
 		if c == nil {

@@ -20,6 +20,7 @@ type serveOptions struct {
 	dir          string
 	httpAddr     string // empty: serve on stdio
 	allowRemote  bool
+	allowOrigins []string
 	pageSize     int
 	poll         time.Duration
 	watch        bool
@@ -41,7 +42,15 @@ it cannot read, symlinks leaving DIR, skills over the SEP's limits) are listed
 on stderr at start and left out. Changes in DIR are noticed through the
 system's file notifications (inotify, kqueue), with a rescan once a minute for
 what they miss; where DIR cannot be watched (no inotify, the watch limit
-reached) serve says why once and polls every --poll instead.`,
+reached) serve says why once and polls every --poll instead.
+
+Over HTTP, a request carrying an Origin header (one a browser sends) gets
+403 unless the origin is the server's own loopback origin (http://127.0.0.1:PORT,
+http://localhost:PORT, http://[::1]:PORT, on a connection to a loopback
+address) or is given with --allow-origin; this is MCP's defence against DNS
+rebinding. Under --allow-remote a browser reaching serve over the network is
+served only from the --allow-origin list.
+Requests without Origin (non-browser clients) are served.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if err := cobra.ExactArgs(1)(cmd, args); err != nil {
 				return usageError(fmt.Errorf("%w (see `%s --help`)", err, cmd.CommandPath()))
@@ -57,6 +66,7 @@ reached) serve says why once and polls every --poll instead.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.httpAddr, "http", "", "serve streamable HTTP on `ADDR` (host:port, loopback only unless --allow-remote; port 0 picks one)")
 	f.BoolVar(&opts.allowRemote, "allow-remote", false, "allow --http on a non-loopback address")
+	f.StringArrayVar(&opts.allowOrigins, "allow-origin", nil, "serve HTTP requests whose Origin header is `ORIGIN` (scheme://host[:port]; repeatable); others with an Origin get 403")
 	f.IntVar(&opts.pageSize, "page-size", 100, "items per page of skills/list, resources/list and directory reads")
 	f.DurationVar(&opts.poll, "poll", 2*time.Second, "how often to look for changes in DIR when it cannot be watched, or with --watch=false (negative: never look, not even by watching)")
 	f.BoolVar(&opts.watch, "watch", true, "watch DIR with file notifications; false polls every --poll instead")
@@ -94,6 +104,11 @@ func runServe(ctx context.Context, opts serveOptions) error {
 			return usageError(err)
 		}
 	}
+	for _, o := range opts.allowOrigins {
+		if err := skillserver.CheckOrigin(o); err != nil {
+			return usageError(fmt.Errorf("--allow-origin: %w", err))
+		}
+	}
 	logger := slog.New(slog.NewTextHandler(opts.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var access io.Writer
 	if opts.accessLog != "" {
@@ -114,6 +129,7 @@ func runServe(ctx context.Context, opts serveOptions) error {
 	}
 	s, err := skillserver.New(opts.dir, skillserver.Options{
 		Instructions: string(instructions),
+		AllowOrigins: opts.allowOrigins,
 		AccessLog:    access,
 		PageSize:     opts.pageSize,
 		PollInterval: opts.poll,

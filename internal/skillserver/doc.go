@@ -22,6 +22,9 @@
 //   - skills/get: any published skill, by any spelling of its URI; -32602
 //     for anything else, naming the reason when the skill was refused;
 //   - resources/list: every served file (paged by go-sdk);
+//   - skills/get, resources/read and resources/directory/read all take any
+//     spelling of a URI that verify.ParseURI maps to a served one (see
+//     canonicalRead);
 //   - resources/read: the file as it is on disk now, as text when the bytes
 //     are UTF-8 and as a blob otherwise (an empty file is an empty blob);
 //     mimeType from a fixed extension table, text/markdown for SKILL.md,
@@ -30,6 +33,9 @@
 //     served files, from the top-level folder (skill://acme) down, folders
 //     as inode/directory; paged by cursor; -32602 for a missing URI or a
 //     file. Empty folders and folders holding nothing served do not exist.
+//     A cursor of skills/list or of a directory read names the listing it
+//     belongs to; any other cursor (garbage, another method's, another
+//     directory's) is -32602, as resources/list's are.
 //     Each child is named by its last path segment ("SKILL.md", not the
 //     skill's name, which resources/list gives it).
 //

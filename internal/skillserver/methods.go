@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -80,16 +82,44 @@ func invalidParams(uri, format string, args ...any) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...), Data: data}
 }
 
-// Cursors are the base64 of the URI that ended the page before. Resuming after a key rather
-// than at an index keeps paging consistent across a rescan.
-func encodeCursor(key string) string { return base64.RawURLEncoding.EncodeToString([]byte(key)) }
+// Cursors are the base64 of the page's scope (skills/list, or the
+// directory read), a NUL, and the URI that ended the page before. Resuming
+// after a key rather than at an index keeps paging consistent across a
+// rescan. A cursor that does not decode, names another scope (another
+// method's, another directory's) or a key outside it is -32602: a client
+// given an empty page for it would think the listing complete.
+const cursorPrefix = "skillfs1\x00"
 
-func decodeCursor(c string) (string, error) {
+// scopeList is the scope of skills/list cursors; a directory read's scope
+// is the directory's canonical URI.
+const scopeList = "skills/list"
+
+func encodeCursor(scope, key string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + scope + "\x00" + key))
+}
+
+func decodeCursor(scope, c string) (string, error) {
+	bad := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid cursor %q: not one this server gave for this request", c)}
 	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || len(b) == 0 {
-		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid cursor %q", c)}
+	if err != nil {
+		return "", bad
 	}
-	return string(b), nil
+	rest, ok := strings.CutPrefix(string(b), cursorPrefix)
+	if !ok {
+		return "", bad
+	}
+	key, ok := strings.CutPrefix(rest, scope+"\x00")
+	if !ok || !utf8.ValidString(key) {
+		return "", bad
+	}
+	within := "skill://"
+	if scope != scopeList {
+		within = strings.TrimSuffix(scope, "/") + "/"
+	}
+	if !strings.HasPrefix(key, within) || len(key) == len(within) {
+		return "", bad
+	}
+	return key, nil
 }
 
 func (s *Server) listSkills(_ context.Context, _ *mcp.ServerSession, p *listSkillsParams) (*listSkillsResult, error) {
@@ -99,7 +129,7 @@ func (s *Server) listSkills(_ context.Context, _ *mcp.ServerSession, p *listSkil
 	cat := s.cat.Load()
 	start := 0
 	if p.Cursor != "" {
-		after, err := decodeCursor(p.Cursor)
+		after, err := decodeCursor(scopeList, p.Cursor)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +139,7 @@ func (s *Server) listSkills(_ context.Context, _ *mcp.ServerSession, p *listSkil
 	res := &listSkillsResult{}
 	res.Skills = append([]skill.Entry{}, cat.skills[start:end]...)
 	if end < len(cat.skills) {
-		res.NextCursor = encodeCursor(cat.skills[end-1].URI)
+		res.NextCursor = encodeCursor(scopeList, cat.skills[end-1].URI)
 	}
 	if newProtocol(p.Meta) {
 		cacheable(&res.ResultType, &res.TTLMs, &res.CacheScope)
@@ -159,7 +189,7 @@ func (s *Server) readDir(_ context.Context, _ *mcp.ServerSession, p *readDirPara
 	}
 	start := 0
 	if p.Cursor != "" {
-		after, err := decodeCursor(p.Cursor)
+		after, err := decodeCursor(uri, p.Cursor)
 		if err != nil {
 			return nil, err
 		}
@@ -169,7 +199,7 @@ func (s *Server) readDir(_ context.Context, _ *mcp.ServerSession, p *readDirPara
 	res := &readDirResult{}
 	res.Resources = append([]skill.DirChild{}, children[start:end]...)
 	if end < len(children) {
-		res.NextCursor = encodeCursor(children[end-1].URI)
+		res.NextCursor = encodeCursor(uri, children[end-1].URI)
 	}
 	if newProtocol(p.Meta) {
 		cacheable(&res.ResultType, &res.TTLMs, &res.CacheScope)

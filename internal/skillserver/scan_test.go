@@ -1,6 +1,7 @@
 package skillserver
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -508,15 +509,21 @@ func FuzzUTF8Checker(f *testing.F) {
 }
 
 func TestCursorRoundTrip(t *testing.T) {
-	for _, k := range []string{"skill://a/SKILL.md", "skill://%C3%BC/x", "x"} {
-		got, err := decodeCursor(encodeCursor(k))
-		if err != nil || got != k {
-			t.Errorf("cursor of %q decodes to %q, %v", k, got, err)
+	for _, c := range []struct{ scope, key string }{{scopeList, "skill://a/SKILL.md"}, {"skill://%C3%BC", "skill://%C3%BC/x"}, {"skill://a/b", "skill://a/b/c"}} {
+		got, err := decodeCursor(c.scope, encodeCursor(c.scope, c.key))
+		if err != nil || got != c.key {
+			t.Errorf("cursor of %q in %q decodes to %q, %v", c.key, c.scope, got, err)
 		}
 	}
-	for _, c := range []string{"!!", "", "a b"} {
-		if _, err := decodeCursor(c); err == nil {
-			t.Errorf("decodeCursor(%q) accepted", c)
+	for _, c := range []string{"!!", "", "a b", "garbage", base64.RawURLEncoding.EncodeToString([]byte("skill://a/SKILL.md")),
+		encodeCursor("skill://a", "skill://a/x"), encodeCursor(scopeList, "x"), encodeCursor(scopeList, "skill://"), encodeCursor(scopeList, "skill://\xff")} {
+		if _, err := decodeCursor(scopeList, c); err == nil {
+			t.Errorf("decodeCursor(skills/list, %q) accepted", c)
+		}
+	}
+	for _, c := range []string{encodeCursor(scopeList, "skill://a/SKILL.md"), encodeCursor("skill://b", "skill://b/x"), encodeCursor("skill://a", "skill://b/x"), encodeCursor("skill://a", "skill://ab/x")} {
+		if _, err := decodeCursor("skill://a", c); err == nil {
+			t.Errorf("decodeCursor(skill://a, %q) accepted", c)
 		}
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -49,6 +51,10 @@ type Options struct {
 	// them point to skills by URI (skill://…/SKILL.md), which a host
 	// confirms with skills/get.
 	Instructions string
+	// AllowOrigins lists the origins (scheme://host[:port], as a browser
+	// sends them in the Origin header) whose HTTP requests are served
+	// besides the server's own loopback origin. See Handler.
+	AllowOrigins []string
 }
 
 // A Problem is a file or skill left out of what the server publishes, and
@@ -122,6 +128,10 @@ func New(dir string, opts Options) (*Server, error) {
 	// Added first, so that it is the innermost: it sees every handler's
 	// error before the SDK's own wrapping.
 	s.mcp.AddReceivingMiddleware(internalErrors)
+	// Outside internalErrors, so that the SDK's lookup of the resource
+	// sees the canonical URI.
+	s.mcp.AddReceivingMiddleware(canonicalRead)
+	s.mcp.AddReceivingMiddleware(legacyCacheFields)
 	if opts.AccessLog != nil {
 		s.mcp.AddReceivingMiddleware(accessLogger(opts.AccessLog))
 	}
@@ -197,6 +207,13 @@ func hungUp(err error) bool {
 
 // Handler returns a streamable HTTP handler for any number of sessions.
 //
+// A request with an Origin header (a browser's) is answered 403 unless the
+// origin is in Options.AllowOrigins or is the server's own loopback
+// origin: http, a loopback host (localhost, 127.0.0.0/8, [::1]) and the
+// port the request came in on, when the server listens on a loopback
+// address. This is the MCP streamable HTTP transport's defence against DNS
+// rebinding; requests without Origin (non-browser clients) are served.
+//
 // go-sdk serves the 2026-07-28 protocol over HTTP only statelessly, and the
 // list_changed stream of the 2025-11-25 protocol only statefully, so the
 // handler routes each request by its Mcp-Protocol-Version header: requests
@@ -208,6 +225,10 @@ func (s *Server) Handler() http.Handler {
 	stateful := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: s.log})
 	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: s.log, Stateless: true})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := r.Header.Get("Origin"); o != "" && !s.originAllowed(r, o) {
+			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed (skillfs serve --allow-origin)", o), http.StatusForbidden)
+			return
+		}
 		if r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28" {
 			stateless.ServeHTTP(w, r)
 			return
@@ -386,6 +407,73 @@ func cloneJSON(v any) any {
 	return v
 }
 
+// canonicalRead makes resources/read take every spelling of a URI that
+// skills/get and resources/directory/read take: the request's URI is
+// replaced by its canonical form (verify.ParseURI, then String) before
+// go-sdk looks the resource up, and the contents answer with the URI as
+// the client spelled it. A URI verify.ParseURI refuses is left as it is,
+// and so is not found.
+func canonicalRead(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		rr, ok := req.(*mcp.ReadResourceRequest)
+		if method != "resources/read" || !ok || rr.Params == nil {
+			return next(ctx, method, req)
+		}
+		asked := rr.Params.URI
+		uri, ok := canonicalURI(asked)
+		if !ok || uri == asked {
+			return next(ctx, method, req)
+		}
+		rr.Params.URI = uri
+		res, err := next(ctx, method, req)
+		rr.Params.URI = asked
+		if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil {
+			for _, c := range r.Contents {
+				if c != nil && c.URI == uri {
+					c.URI = asked
+				}
+			}
+		}
+		return res, err
+	}
+}
+
+// legacyCacheFields keeps ttlMs and cacheScope out of 2025-11-25 answers.
+// They belong to the 2026-07-28 protocol's CacheableResult, which the
+// Final text makes REQUIRED on skills/list, skills/get, resources/list and
+// resources/read there; the older protocol has no such fields, and serve
+// sends them on no method in it (the SEP-2640 methods leave them out on
+// their own, go-sdk would put them on resources/read and resources/list).
+func legacyCacheFields(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil || res == nil || (method != "resources/read" && method != "resources/list" && method != "resources/templates/list") {
+			return res, err
+		}
+		if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() && newProtocol(p.GetMeta()) {
+			return res, err
+		}
+		return withoutCacheFields{res}, nil
+	}
+}
+
+// withoutCacheFields is a result marshalled without ttlMs and cacheScope.
+type withoutCacheFields struct{ mcp.Result }
+
+func (r withoutCacheFields) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(r.Result)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "ttlMs")
+	delete(m, "cacheScope")
+	return json.Marshal(m)
+}
+
 // internalErrors gives every error a handler returns without a JSON-RPC
 // code the code SEP-2640 asks for, -32603 (Internal error): go-sdk would
 // send a plain Go error with code 0. Errors that carry a code (-32602 for
@@ -427,4 +515,47 @@ func accessLogger(w io.Writer) mcp.Middleware {
 			return next(ctx, method, req)
 		}
 	}
+}
+
+// originAllowed tells whether a request with Origin o is served.
+func (s *Server) originAllowed(r *http.Request, o string) bool {
+	for _, a := range s.opts.AllowOrigins {
+		if strings.EqualFold(strings.TrimSuffix(a, "/"), o) {
+			return true
+		}
+	}
+	u, err := url.Parse(o)
+	if err != nil || u.Scheme != "http" || u.Path != "" || u.User != nil || u.RawQuery != "" {
+		return false
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	lhost, lport, err := net.SplitHostPort(local.String())
+	if err != nil || !isLoopbackHost(lhost) {
+		return false
+	}
+	return u.Port() == lport && isLoopbackHost(u.Hostname())
+}
+
+func isLoopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// CheckOrigin tells whether o can be given as an allowed origin: an
+// http or https origin with a host, no path, query or credentials.
+func CheckOrigin(o string) error {
+	u, err := url.Parse(o)
+	if err != nil {
+		return err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q is not an origin (scheme://host[:port], http or https)", o)
+	}
+	return nil
 }
