@@ -60,13 +60,15 @@ func (o *Session) read(ctx context.Context, uri string, cap int64) ([]byte, erro
 	o.status.Reads++
 	o.mu.Unlock()
 	lctx := transport.WithResponseLimit(cctx, readLimit(cap, maxFrame(o.limits.MaxFileSize)))
-	// The canonical form, as skills/get and directory reads send it: what
-	// the host confirmed with one method it reads with the same string.
-	res, err := cs.ReadResource(lctx, &mcp.ReadResourceParams{URI: want.String()})
+	// The server's own spelling, as its entry listed it: a server may match
+	// URIs as exact strings (go-sdk's resource table does), so a host that
+	// sent its canonical form instead would miss a file listed as %2A where
+	// the canonical form has "*". The answer is matched canonically.
+	res, err := cs.ReadResource(lctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
 		return nil, o.lost(cs, classify(err))
 	}
-	evictLater(cs, want.String(), res)
+	evictLater(cs, uri, res)
 	var found *mcp.ResourceContents
 	for _, c := range res.Contents {
 		if c == nil {

@@ -466,7 +466,7 @@ func (o *Session) getSkill(ctx context.Context, uri string) (_ *verify.Skill, si
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.limits.CallTimeout)
 	defer cancel()
-	res, err := mcp.CallCustomMethod[*getParams, *getResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, skill.MethodGet, &getParams{GetParams: skill.GetParams{URI: want.String()}})
+	res, err := mcp.CallCustomMethod[*getParams, *getResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, skill.MethodGet, &getParams{GetParams: skill.GetParams{URI: uri}})
 	if err != nil {
 		return nil, 0, fmt.Errorf("skills/get %s: %w", uri, o.lost(cs, classify(err)))
 	}

@@ -166,6 +166,7 @@ func (lr *dirReads) dynamicFile(sn *skillNode, p string) (*node, error) {
 	f := &fileNode{f: &verify.File{URI: u, Resource: &skill.Resource{URI: u.String()}}, owners: []*skillNode{sn}, dynamic: true}
 	if u.String() == sn.uri() {
 		f.entryOf = []*skillNode{sn}
+		f.f.Resource.URI = sn.s.Entry.URI // the server's own spelling
 	}
 	f.setVersion()
 	return &node{path: p, ino: inoFor(lr.label, p, false), mtime: stampOf(lr.started), file: f}, nil

@@ -446,7 +446,7 @@ func (rd *reader) refreshOwners(ctx context.Context, n *node) (*node, bool) {
 		if !rd.retries.due(uri, rd.now(), rd.staleRetry) {
 			continue
 		}
-		s, err := rd.res.GetSkill(ctx, uri)
+		s, err := rd.res.GetSkill(ctx, sn.s.Entry.URI) // as the server spelled it
 		if err != nil {
 			rd.log.Warn("skills/get after a failed check", "op", "get", "uri", uri, "err", err)
 			continue

@@ -464,8 +464,8 @@ func (t *tree) place(label string, sn *skillNode) error {
 	files := sn.s.Files
 	if sn.s.Dynamic {
 		// A dynamic skill publishes no manifest; its SKILL.md is the one
-		// file known from the entry itself.
-		files = []verify.File{{Resource: &skill.Resource{URI: sn.s.URI.String()}, URI: sn.s.URI}}
+		// file known from the entry itself, read under the entry's spelling.
+		files = []verify.File{{Resource: &skill.Resource{URI: sn.s.Entry.URI}, URI: sn.s.URI}}
 	}
 	// Check first, so that a rejected skill leaves no trace.
 	if n := t.nodes[sn.path]; n != nil && !n.isDir() {
