@@ -658,6 +658,8 @@ type originStatus struct {
 	CatalogUnsaved string `json:"catalog_unsaved"`
 	BytesFetched   int64  `json:"bytes_fetched"`
 	Budget         int64  `json:"budget"`
+	KeepFetched    int64  `json:"keep_fetched"`
+	KeepBudget     int64  `json:"keep_budget"`
 	LastError      string `json:"last_error"`
 }
 

@@ -294,3 +294,45 @@ func TestBackoffResetsAfterHealthySession(t *testing.T) {
 		t.Errorf("waits %v, want %v", waits[:7], want)
 	}
 }
+
+// TestFetchToKeepHasItsOwnAccount: what FetchToKeep fetches is charged to
+// the keep budget, a quarter of the budget, and never to the budget that
+// Fetch (the mount's reads) spends; over the keep budget it is refused
+// before anything is sent, and reads still have their whole budget.
+func TestFetchToKeepHasItsOwnAccount(t *testing.T) {
+	catalogs := make(chan *Catalog, 8)
+	o := startOrigin(t, writeFiles(t, files), func(l *config.Limits) {
+		l.Budget = 400_000 // four big.txt for reads, one to keep
+		l.BudgetWindow = time.Hour
+	}, nil, nil, func(c *Catalog, _ io.Closer) { catalogs <- c })
+	var c *Catalog
+	select {
+	case c = <-catalogs:
+	case <-time.After(5 * time.Minute):
+		t.Fatal("no catalog within 5m")
+	}
+	var big skill.Resource
+	for _, s := range c.Skills {
+		if r, ok := s.Entry.Resource("skill://a/big.txt"); ok {
+			big = r
+		}
+	}
+	ctx := context.Background()
+	if _, err := o.FetchToKeep(ctx, big); err != nil {
+		t.Fatalf("a keep within the keep budget: %v", err)
+	}
+	if _, err := o.FetchToKeep(ctx, big); !errors.Is(err, ErrOverBudget) {
+		t.Fatalf("a keep over the keep budget: %v, want ErrOverBudget", err)
+	}
+	if st := o.Status(); st.KeepFetched != 100_000 || st.KeepBudget != 100_000 || st.BytesFetched != 0 || st.Reads != 1 {
+		t.Errorf("status after the keeps: %+v", st)
+	}
+	for i := range 4 {
+		if _, err := o.Fetch(ctx, big); err != nil {
+			t.Fatalf("read %d within the budget, after the keep budget ran out: %v", i+1, err)
+		}
+	}
+	if st := o.Status(); st.BytesFetched != 400_000 || st.KeepFetched != 100_000 {
+		t.Errorf("status after the reads: %+v", st)
+	}
+}

@@ -18,7 +18,26 @@ import (
 // unverified. The response is refused before it is decoded when it is
 // larger than the file's declared size allows (or the per-file cap, when
 // the size is unknown), and the bytes are charged to the origin's budget.
-func (o *Session) Fetch(ctx context.Context, r skill.Resource) (_ []byte, err error) {
+func (o *Session) Fetch(ctx context.Context, r skill.Resource) ([]byte, error) {
+	return o.fetch(ctx, r, o.budget)
+}
+
+// FetchToKeep is Fetch for a file fetched in the background only to be
+// kept (the approved version of a file, for the diff of a later change):
+// its bytes are charged to the origin's keep budget, a quarter of its
+// budget with its own window (KeepBudget), and never to the budget the
+// reads of the mount's users spend. Over the keep budget it fails with
+// ErrOverBudget before anything is sent.
+func (o *Session) FetchToKeep(ctx context.Context, r skill.Resource) ([]byte, error) {
+	return o.fetch(ctx, r, o.keepBudget)
+}
+
+// KeepBudget is the keep budget of an origin whose budget is limit: a
+// quarter of it (at least one byte, so that a budget is never unlimited
+// for keeps).
+func KeepBudget(limit int64) int64 { return max(limit/4, 1) }
+
+func (o *Session) fetch(ctx context.Context, r skill.Resource, acct *budget) (_ []byte, err error) {
 	defer func() { err = redact(err) }()
 	cap := o.limits.MaxFileSize
 	if r.HasSize {
@@ -33,12 +52,12 @@ func (o *Session) Fetch(ctx context.Context, r skill.Resource) (_ []byte, err er
 		// when they arrive.
 		reserve = 0
 	}
-	slice, err := o.reserve(reserve)
+	slice, err := o.reserve(acct, reserve)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", r.URI, err)
 	}
 	b, err := o.read(ctx, r.URI, cap)
-	o.settle(slice, reserve, int64(len(b)))
+	o.settle(acct, slice, reserve, int64(len(b)))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", r.URI, err)
 	}
@@ -110,18 +129,18 @@ func textBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
-// reserve takes n bytes of the origin's budget window, or fails with
-// ErrOverBudget.
-func (o *Session) reserve(n int64) (uint64, error) {
+// reserve takes n bytes of one of the origin's budgets (acct), or fails
+// with ErrOverBudget.
+func (o *Session) reserve(acct *budget, n int64) (uint64, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.budget.take(o.now(), n)
+	return acct.take(o.now(), n)
 }
 
 // settle replaces a reservation with the bytes actually received.
-func (o *Session) settle(slice uint64, reserved, got int64) {
+func (o *Session) settle(acct *budget, slice uint64, reserved, got int64) {
 	o.mu.Lock()
-	o.budget.settle(o.now(), slice, reserved, got)
+	acct.settle(o.now(), slice, reserved, got)
 	o.mu.Unlock()
 }
 

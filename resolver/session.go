@@ -74,9 +74,14 @@ type Status struct {
 	BytesFetched  int64         // in the current budget window
 	Budget        int64         // bytes allowed per BudgetWindow
 	BudgetWindow  time.Duration // the budget's sliding window
-	Reads         int64         // resources/read requests sent
-	LastError     string
-	LastErrorAt   time.Time
+	// KeepFetched is what FetchToKeep charged in the current window, of
+	// KeepBudget (the same window): bytes the mount fetched to keep
+	// approved files, not counted in BytesFetched.
+	KeepFetched int64
+	KeepBudget  int64
+	Reads       int64 // resources/read requests sent
+	LastError   string
+	LastErrorAt time.Time
 	// FailedStarts counts the attempts in a row that could not start a
 	// session; a session that starts resets it. A server between two
 	// attempts shows StateConnecting with FailedStarts > 0.
@@ -111,6 +116,10 @@ type Session struct {
 	// budget counts bytes reserved or fetched against Limits.Budget over
 	// the sliding Limits.BudgetWindow.
 	budget *budget
+	// keepBudget counts what FetchToKeep fetched, against KeepBudget of
+	// Limits.Budget over the same window: kept files never take what
+	// reads need.
+	keepBudget *budget
 	// now and sleep are time.Now and a context-aware sleep; tests replace
 	// them.
 	now   func() time.Time
@@ -144,13 +153,15 @@ func New(opts Options) *Session {
 			Strict:      cfg.Strict,
 			MaxFileSize: cfg.Limits.MaxFileSize,
 		},
-		relist:  make(chan struct{}, 1),
-		changed: make(chan struct{}),
-		budget:  newBudget(cfg.Limits.Budget, cfg.Limits.BudgetWindow),
-		now:     time.Now,
-		sleep:   sleepCtx,
+		relist:     make(chan struct{}, 1),
+		changed:    make(chan struct{}),
+		budget:     newBudget(cfg.Limits.Budget, cfg.Limits.BudgetWindow),
+		keepBudget: newBudget(KeepBudget(cfg.Limits.Budget), cfg.Limits.BudgetWindow),
+		now:        time.Now,
+		sleep:      sleepCtx,
 	}
-	o.status = Status{State: StateConnecting, Budget: cfg.Limits.Budget, BudgetWindow: cfg.Limits.BudgetWindow}
+	o.status = Status{State: StateConnecting, Budget: cfg.Limits.Budget, BudgetWindow: cfg.Limits.BudgetWindow,
+		KeepBudget: KeepBudget(cfg.Limits.Budget)}
 	return o
 }
 
@@ -160,6 +171,7 @@ func (o *Session) Status() Status {
 	defer o.mu.Unlock()
 	s := o.status
 	s.BytesFetched = o.budget.used(o.now())
+	s.KeepFetched = o.keepBudget.used(o.now())
 	s.LastError = config.MaskURLs(s.LastError)
 	return s
 }

@@ -230,7 +230,11 @@
 //     a slice is forgotten budget_window after its last charge, so a byte
 //     counts for between one and 1+1/64 windows. Verified bytes already
 //     held are served without a fetch and cost nothing; status.json's
-//     bytes_fetched is what the current window holds.
+//     bytes_fetched is what the current window holds. What the mount
+//     fetches after an approval only to keep the approved files for a
+//     later diff has an account of its own, a quarter of budget over the
+//     same window (keep_fetched of keep_budget), and never spends the
+//     reads' budget.
 //
 // # Listing caps
 //

@@ -508,6 +508,7 @@ func (m *generated) Status() Status {
 			ListResources: t.resources, ListBytes: t.bytes, CacheScope: t.scope, Withheld: t.withheld,
 			CatalogUnsaved: o.store.CatalogUnsaved(),
 			ListedAt:       rs.ListedAt, BytesFetched: rs.BytesFetched, Budget: rs.Budget, BudgetWindow: rs.BudgetWindow.String(), Reads: rs.Reads,
+			KeepFetched: rs.KeepFetched, KeepBudget: rs.KeepBudget,
 			LastError: rs.LastError, LastErrorAt: rs.LastErrorAt, FailedStarts: rs.FailedStarts,
 			Instructions: rs.Instructions, InstructionsBytes: rs.InstructionsBytes,
 		}

@@ -216,6 +216,28 @@ func (rd *reader) loadChecked(ctx context.Context, n *node) ([]byte, *node, erro
 // on every load from disk), from have when they match, or fetched. Only
 // content is checked here; see checkEntry.
 func (rd *reader) obtain(ctx context.Context, n *node, have []byte) ([]byte, error) {
+	return rd.obtainFor(ctx, n, have, forRead)
+}
+
+// A purpose says whom a fetch is for, and so which of the origin's
+// budgets it is charged to.
+type purpose int
+
+const (
+	// forRead: a read of the mount, or a person's review; the origin's
+	// budget.
+	forRead purpose = iota
+	// forKeep: the keeper of approved files (review.go); the keep budget,
+	// which reads never spend.
+	forKeep
+)
+
+// obtainFor is obtain for a fetch of the given purpose. A keep never
+// shares a fetch with reads: a read that joined one would fail with the
+// keep budget's refusal, and a keep that joined a read's would not be
+// what it is charged as. The two fetching one file at once is rare (the
+// keeper runs right after an approval) and costs one more fetch.
+func (rd *reader) obtainFor(ctx context.Context, n *node, have []byte, why purpose) ([]byte, error) {
 	r := *n.file.f.Resource
 	if have != nil && verify.CheckContent(r, have) == nil {
 		rd.keep(n, have)
@@ -228,6 +250,9 @@ func (rd *reader) obtain(ctx context.Context, n *node, have []byte) ([]byte, err
 		rd.log.Warn("store read failed", "op", "read", "path", n.path, "err", err)
 	}
 	key := string(r.Digest) + "\x00" + n.path
+	if why == forKeep {
+		key = "keep\x00" + key
+	}
 	if err := rd.recentTimeout(key); err != nil {
 		return nil, &ReadError{Path: n.path, Reason: ReasonTimeout, Err: err}
 	}
@@ -239,7 +264,7 @@ func (rd *reader) obtain(ctx context.Context, n *node, have []byte) ([]byte, err
 		}
 		fctx, cancel := rd.detached(fctx)
 		defer cancel()
-		b, err := rd.fetch(fctx, n)
+		b, err := rd.fetch(fctx, n, why)
 		var re *ReadError
 		if errors.As(err, &re) && errors.Is(err, resolver.ErrTimeout) {
 			rd.noteTimeout(key, re.Err)
@@ -310,13 +335,17 @@ func (rd *reader) recentTimeout(key string) error {
 
 // fetch reads a file from the server within the origin's bounds and checks
 // it against the resource.
-func (rd *reader) fetch(ctx context.Context, n *node) ([]byte, error) {
+func (rd *reader) fetch(ctx context.Context, n *node, why purpose) ([]byte, error) {
 	r := *n.file.f.Resource
 	release, err := rd.gate.enter(ctx, rd.expected(r))
 	if err != nil {
 		return nil, &ReadError{Path: n.path, Reason: reasonOf(err), Err: err}
 	}
-	b, err := rd.res.Fetch(ctx, r)
+	fetch := rd.res.Fetch
+	if why == forKeep {
+		fetch = rd.res.FetchToKeep
+	}
+	b, err := fetch(ctx, r)
 	release()
 	if err != nil {
 		return nil, &ReadError{Path: n.path, Reason: reasonOf(err), Err: err}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -16,6 +17,7 @@ import (
 	"github.com/skillfs/skillfs/internal/control/wire"
 	"github.com/skillfs/skillfs/internal/skill"
 	"github.com/skillfs/skillfs/internal/textdiff"
+	"github.com/skillfs/skillfs/resolver"
 	"github.com/skillfs/skillfs/verify"
 )
 
@@ -133,7 +135,12 @@ func (o *branch) keepApproved(sn *skillNode, kept []skill.Digest) {
 // in the order they were approved: `approve --all` of a hundred heavy
 // skills is one queue against the server, not a hundred loops at once,
 // and a file that two skills keep (or that a read stored meanwhile) is
-// fetched once.
+// fetched once. Its fetches are charged to the origin's keep budget
+// (resolver.KeepBudget, a quarter of limits.budget), never to the budget
+// the mount's reads spend: approving many skills never leaves an agent
+// over budget. Once the keep budget is spent the rest of the queue is
+// dropped, in one log line; a later change to those files shows by size
+// and digest.
 type keeper struct {
 	mu      sync.Mutex
 	queue   []keepItem
@@ -188,10 +195,20 @@ func (k *keeper) next(o *branch) (keepItem, bool) {
 	return it, true
 }
 
+// drop empties the queue and returns how many files it held.
+func (k *keeper) drop() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := len(k.queue)
+	k.queue = nil
+	return n
+}
+
 // run fetches the queue. A file that fails is logged, at Info for the
 // first failure of each skill and at Debug for the others: a server that
 // fails every read of a hundred approved skills of 512 files each is a
-// hundred lines, not 51,200.
+// hundred lines, not 51,200. Over the keep budget, the run drops what
+// is left and says so once.
 func (k *keeper) run(o *branch) {
 	var failed *skillNode
 	for {
@@ -202,14 +219,22 @@ func (k *keeper) run(o *branch) {
 		if o.store.Has(it.f.Resource.Digest) {
 			continue
 		}
-		if _, err := o.rd.obtain(o.life, o.detachedNode(it.sn, it.f), nil); err != nil {
-			lvl := slog.LevelInfo
-			if it.sn == failed {
-				lvl = slog.LevelDebug
-			}
-			failed = it.sn
-			o.log.Log(context.Background(), lvl, "keeping an approved file for later diffs; a change to it will show by size and digest", "op", "approve", "uri", it.f.URI.String(), "err", err)
+		_, err := o.rd.obtainFor(o.life, o.detachedNode(it.sn, it.f), nil, forKeep)
+		if err == nil {
+			continue
 		}
+		if errors.Is(err, resolver.ErrOverBudget) {
+			n := k.drop()
+			o.log.Info("keeping approved files for later diffs stopped at the keep budget (a quarter of limits.budget, apart from what reads spend); a change to the files not kept will show by size and digest",
+				"op", "approve", "uri", it.f.URI.String(), "not_kept", n+1, "err", err)
+			continue
+		}
+		lvl := slog.LevelInfo
+		if it.sn == failed {
+			lvl = slog.LevelDebug
+		}
+		failed = it.sn
+		o.log.Log(context.Background(), lvl, "keeping an approved file for later diffs failed; a change to it will show by size and digest", "op", "approve", "uri", it.f.URI.String(), "err", err)
 	}
 }
 

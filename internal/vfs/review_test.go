@@ -287,7 +287,7 @@ func TestKeepFailuresAreOneLinePerSkill(t *testing.T) {
 		}
 	}
 	approve(t, f, "local/one", "local/two")
-	const msg = "keeping an approved file for later diffs; a change to it will show by size and digest"
+	const msg = "keeping an approved file for later diffs failed; a change to it will show by size and digest"
 	waitFor(t, "the keeper to try every file", func() bool {
 		return len(f.warn.Matching(slog.LevelInfo, msg))+len(f.warn.Matching(slog.LevelDebug, msg)) == 10
 	})

@@ -208,10 +208,15 @@ type OriginStatus struct {
 	BytesFetched   int64     `json:"bytes_fetched"`
 	Budget         int64     `json:"budget"`
 	BudgetWindow   string    `json:"budget_window"` // bytes_fetched counts what this window saw
-	Reads          int64     `json:"reads"`
-	FailedReads    int       `json:"failed_reads"`
-	LastError      string    `json:"last_error,omitempty"`
-	LastErrorAt    time.Time `json:"last_error_at,omitzero"`
+	// KeepFetched is what the mount fetched in the window to keep approved
+	// files for later diffs, against KeepBudget (a quarter of Budget):
+	// an account of its own, not counted in BytesFetched.
+	KeepFetched int64     `json:"keep_fetched"`
+	KeepBudget  int64     `json:"keep_budget"`
+	Reads       int64     `json:"reads"`
+	FailedReads int       `json:"failed_reads"`
+	LastError   string    `json:"last_error,omitempty"`
+	LastErrorAt time.Time `json:"last_error_at,omitzero"`
 	// FailedStarts counts the attempts in a row that could not start a
 	// session (state "gave-up" once it reaches limits.start_attempts).
 	FailedStarts int `json:"failed_starts,omitempty"`
