@@ -103,6 +103,10 @@ func printReview(w io.Writer, rv control.Review) {
 	}
 	for _, f := range rv.Files {
 		if f.Diff != "" {
+			if f.Note != "" {
+				// Why this diff is not against the approved version.
+				fmt.Fprintf(w, "\n%s %s: %s", f.Change, cell(f.Path, 0), cell(f.Note, 0))
+			}
 			fmt.Fprintf(w, "\n%s", inert(f.Diff))
 			if !strings.HasSuffix(f.Diff, "\n") {
 				fmt.Fprintln(w)

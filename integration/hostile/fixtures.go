@@ -263,7 +263,8 @@ func (d *skillDef) entry(phase string, get bool) skill.Entry {
 		if !f.listed {
 			continue
 		}
-		updated := f.read == Phased && get && phase == "c" || f.read == Restarted && phase == "new"
+		updated := f.read == Phased && get && phase == "c" || f.read == Restarted && phase == "new" ||
+			(f.read == SwappedInB || f.read == RefusedThenSwapped) && phase == "b"
 		if updated && f.alt != nil {
 			e.Resources = append(e.Resources, f.alt.resource())
 			continue

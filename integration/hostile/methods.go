@@ -562,6 +562,13 @@ func (s *Server) readResource(ctx context.Context, p *mcp.ReadResourceParams) (m
 		if s.currentPhase() == "new" {
 			b = f.alt.gen()
 		}
+	case SwappedInB, RefusedThenSwapped:
+		switch ph := s.currentPhase(); {
+		case ph == "b":
+			b = f.alt.gen()
+		case f.read == RefusedThenSwapped:
+			return nil, fmt.Errorf("%s is not served now", uri)
+		}
 	case DiesWhenDying:
 		if s.currentPhase() == "dying" {
 			// The server that comes back must find phase "new": the

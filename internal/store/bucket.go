@@ -362,6 +362,29 @@ func (o *Bucket) Keep(d skill.Digest, b []byte) {
 	}()
 }
 
+// Persist makes sure the disk holds d: bytes Keep holds in memory, or is
+// still writing in the background, are written now. It fails with
+// ErrNotFound when neither memory nor disk holds d. It is for a caller
+// about to record something that names d (an approval of what a person
+// was shown) and that must not outlive the bytes on a crash.
+func (o *Bucket) Persist(d skill.Digest) error {
+	h, err := digestHex(d)
+	if err != nil {
+		return fmt.Errorf("persist in %s: %w", o.id, err)
+	}
+	if fi, err := o.root.Lstat(objectRel(h)); err == nil && fi.Mode().IsRegular() {
+		return nil
+	}
+	b, ok := o.Cached(d)
+	if !ok {
+		return fmt.Errorf("persist %s in %s: %w", d, o.id, ErrNotFound)
+	}
+	if err := o.write(h, b); err != nil {
+		return fmt.Errorf("persist %s in %s: %w", d, o.id, err)
+	}
+	return nil
+}
+
 func (o *Bucket) write(h string, b []byte) error {
 	rel := objectRel(h)
 	if fi, err := o.root.Lstat(rel); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(b)) {

@@ -863,3 +863,26 @@ func TestCachedNeverTouchesTheDisk(t *testing.T) {
 		t.Errorf("Cached found bytes after their write finished, with the memory cache off")
 	}
 }
+
+// Persist puts on disk, before it returns, the bytes Keep holds in memory:
+// a caller about to record an approval that names them knows they are
+// there; what neither memory nor disk holds is ErrNotFound.
+func TestPersistWritesKeptBytesBeforeItReturns(t *testing.T) {
+	s, rec := openStore(t, Options{})
+	o := mustOrigin(t, s, "acme-0123456789abcdef")
+	b := content(3, 10_000)
+	d := digestOf(b)
+	o.Keep(d, b)
+	if err := o.Persist(d); err != nil {
+		t.Fatalf("Persist after Keep: %v", err)
+	}
+	if got, err := os.ReadFile(objectPath(o, d)); err != nil || !bytes.Equal(got, b) {
+		t.Errorf("on disk after Persist: %d bytes, %v", len(got), err)
+	}
+	if err := o.Persist(digestOf([]byte("never kept"))); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Persist of bytes never kept: %v, want ErrNotFound", err)
+	}
+	if w := rec.TakeWarnings(); len(w) != 0 {
+		t.Errorf("unexpected warnings: %v", w)
+	}
+}

@@ -403,6 +403,7 @@ func (c *Consent) approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 		ss := make([]*verify.Skill, len(idx))
 		for k, i := range idx {
 			ss[k] = fds[i].sn.s
+			o.persistShown(ss[k])
 		}
 		n, err := o.approvals.approveMany(ss)
 		if n == 0 && err != nil && !errors.Is(err, store.ErrTooLarge) {
@@ -437,6 +438,18 @@ func (c *Consent) approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 	}
 	c.regate(touched)
 	return c.rows(fds, notes), nil
+}
+
+// persistShown puts on disk, before the approval of s is recorded, the
+// bytes of its kept files that the store holds in memory only: what a
+// review fetched, verified and showed (Review) is then what the next
+// diff is taken against, whatever happens to the daemon after.
+func (o *branch) persistShown(s *verify.Skill) {
+	for _, d := range keptDigests(s) {
+		if err := o.store.Persist(d); err != nil && !errors.Is(err, store.ErrNotFound) {
+			o.log.Warn("storing the bytes a review showed, before the approval", "op", "approve", "uri", s.URI.String(), "err", err)
+		}
+	}
 }
 
 // maxApprovalLogLines: an approval of more skills than this logs one line

@@ -139,14 +139,21 @@ func (o *branch) keepApproved(sn *skillNode, kept []skill.Digest) {
 // (resolver.KeepBudget, a quarter of limits.budget), never to the budget
 // the mount's reads spend: approving many skills never leaves an agent
 // over budget. Once the keep budget is spent the rest of the queue is
-// dropped, in one log line; a later change to those files shows by size
-// and digest.
+// dropped, in one log line; a later change to those files shows their
+// new version in full (fileReviewer.review).
 type keeper struct {
 	mu      sync.Mutex
 	queue   []keepItem
 	running bool
 	ended   chan struct{} // closed when the run under way ends
+	// missed says, for an approved digest whose bytes could not be kept
+	// in this run, why: a review of its next change says so. At most
+	// maxMissed are remembered.
+	missed map[skill.Digest]string
 }
+
+// maxMissed bounds keeper.missed.
+const maxMissed = 1 << 14
 
 type keepItem struct {
 	sn *skillNode
@@ -195,13 +202,37 @@ func (k *keeper) next(o *branch) (keepItem, bool) {
 	return it, true
 }
 
-// drop empties the queue and returns how many files it held.
-func (k *keeper) drop() int {
+// miss records why d was not kept.
+func (k *keeper) miss(d skill.Digest, why string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	n := len(k.queue)
+	if k.missed == nil {
+		k.missed = map[skill.Digest]string{}
+	}
+	if _, ok := k.missed[d]; ok || len(k.missed) < maxMissed {
+		k.missed[d] = why
+	}
+}
+
+// whyMissed says why the approved bytes of d were not kept in this run,
+// or "" when the keeper knows of no failure.
+func (k *keeper) whyMissed(d skill.Digest) string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.missed[d]
+}
+
+// drop empties the queue, recording why for each file, and returns how
+// many files it held.
+func (k *keeper) drop(why string) int {
+	k.mu.Lock()
+	q := k.queue
 	k.queue = nil
-	return n
+	k.mu.Unlock()
+	for _, it := range q {
+		k.miss(it.f.Resource.Digest, why)
+	}
+	return len(q)
 }
 
 // run fetches the queue. A file that fails is logged, at Info for the
@@ -224,17 +255,20 @@ func (k *keeper) run(o *branch) {
 			continue
 		}
 		if errors.Is(err, resolver.ErrOverBudget) {
-			n := k.drop()
-			o.log.Info("keeping approved files for later diffs stopped at the keep budget (a quarter of limits.budget, apart from what reads spend); a change to the files not kept will show by size and digest",
+			const why = "the mount's fetch to keep them after the approval was over the keep budget, a quarter of limits.budget"
+			k.miss(it.f.Resource.Digest, why)
+			n := k.drop(why)
+			o.log.Info("keeping approved files for later diffs stopped at the keep budget (a quarter of limits.budget, apart from what reads spend); a change to the files not kept will show their new version in full",
 				"op", "approve", "uri", it.f.URI.String(), "not_kept", n+1, "err", err)
 			continue
 		}
+		k.miss(it.f.Resource.Digest, "the mount's fetch to keep them after the approval failed: "+err.Error())
 		lvl := slog.LevelInfo
 		if it.sn == failed {
 			lvl = slog.LevelDebug
 		}
 		failed = it.sn
-		o.log.Log(context.Background(), lvl, "keeping an approved file for later diffs failed; a change to it will show by size and digest", "op", "approve", "uri", it.f.URI.String(), "err", err)
+		o.log.Log(context.Background(), lvl, "keeping an approved file for later diffs failed; a change to it will show its new version in full", "op", "approve", "uri", it.f.URI.String(), "err", err)
 	}
 }
 
@@ -371,16 +405,22 @@ func (r *fileReviewer) review(ctx context.Context, u string, was, now skill.Reso
 	fr := wire.FileReview{Path: r.o.pathOf(u), Change: "changed"}
 	var a, b []byte
 	var why []string
+	missing := "" // why the approved version's bytes are not here
 	if hadOld {
 		switch {
 		case !r.kept[was.Digest]:
-			why = append(why, "the approved version's bytes were not kept (over the caps, or not fetched)")
+			missing = "the approved version's bytes were not kept (over the caps at the approval)"
 		default:
 			if bs, err := r.o.store.Get(was.Digest); err == nil {
 				a = bs
+			} else if w := r.o.keep.whyMissed(was.Digest); w != "" {
+				missing = "the approved version's bytes were never kept: " + w
 			} else {
-				why = append(why, "the approved version's bytes are no longer in the store")
+				missing = "the approved version's bytes are not in the store (not fetched after the approval, or removed since)"
 			}
+		}
+		if missing != "" {
+			why = append(why, missing)
 		}
 	} else {
 		fr.Change = "added"
@@ -407,6 +447,15 @@ func (r *fileReviewer) review(ctx context.Context, u string, was, now skill.Reso
 	haveOld := !hadOld || a != nil
 	haveNew := !hasNew || b != nil
 	switch {
+	case hadOld && a == nil && b != nil && isText(b):
+		// Nothing to diff against: what the person approves now is the
+		// new version, so it is shown whole, as if added.
+		d, cut := whole("b/"+fr.Path, b)
+		fr.Diff = d
+		fr.Note = sizeDigest(was, now, hadOld, hasNew) + ": " + missing + "; so the new version is shown in full, as an added file"
+		if cut > 0 {
+			fr.Note += fmt.Sprintf(" (its first %d lines; %d more not shown)", maxWholeLines, cut)
+		}
 	case !haveOld || !haveNew:
 		fr.Note = sizeDigest(was, now, hadOld, hasNew) + ": " + strings.Join(why, "; ")
 	case !isText(a) || !isText(b):
@@ -420,6 +469,33 @@ func (r *fileReviewer) review(ctx context.Context, u string, was, now skill.Reso
 		}
 	}
 	return fr
+}
+
+// maxWholeLines is the most lines of a file a review shows whole.
+const maxWholeLines = textdiff.MaxEdits
+
+// whole renders b as a unified diff that adds it to an empty file, at most
+// maxWholeLines lines, and says how many lines it left out.
+func whole(name string, b []byte) (string, int) {
+	lines := strings.SplitAfter(string(b), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	cut := 0
+	if len(lines) > maxWholeLines {
+		cut = len(lines) - maxWholeLines
+		lines = lines[:maxWholeLines]
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "--- /dev/null\n+++ %s\n@@ -0,0 +1,%d @@\n", name, len(lines))
+	for _, l := range lines {
+		sb.WriteString("+")
+		sb.WriteString(l)
+		if !strings.HasSuffix(l, "\n") {
+			sb.WriteString("\n\\ No newline at end of file\n")
+		}
+	}
+	return sb.String(), cut
 }
 
 // verified is the verified bytes of one file of fd's skill: through the

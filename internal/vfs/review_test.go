@@ -230,7 +230,10 @@ func TestReviewCaps(t *testing.T) {
 	if fr := got["alpha/b-over.txt"]; fr.Diff != "" || !strings.Contains(fr.Note, "not kept") || !strings.Contains(fr.Note, fmt.Sprintf("over the diff cap of %d bytes a file", vfs.MaxKeptFile)) {
 		t.Errorf("a file of MaxKeptFile+1 bytes: %+v", fr)
 	}
-	if fr := got["alpha/f.txt"]; fr.Diff != "" || !strings.Contains(fr.Note, "the approved version's bytes were not kept") {
+	// Its approved bytes were not kept, so its new version is shown
+	// whole, and the note says why.
+	if fr := got["alpha/f.txt"]; !strings.Contains(fr.Diff, "--- /dev/null\n+++ b/local/alpha/f.txt\n@@ -0,0 +1,4 @@\n+f line 0.") ||
+		!strings.Contains(fr.Diff, "+f LINE 2.") || !strings.Contains(fr.Note, "the approved version's bytes were not kept (over the caps at the approval); so the new version is shown in full") {
 		t.Errorf("a file past MaxKeptSkill: %+v", fr)
 	}
 	if len(rv.Files) != 4 {
@@ -287,7 +290,7 @@ func TestKeepFailuresAreOneLinePerSkill(t *testing.T) {
 		}
 	}
 	approve(t, f, "local/one", "local/two")
-	const msg = "keeping an approved file for later diffs failed; a change to it will show by size and digest"
+	const msg = "keeping an approved file for later diffs failed; a change to it will show its new version in full"
 	waitFor(t, "the keeper to try every file", func() bool {
 		return len(f.warn.Matching(slog.LevelInfo, msg))+len(f.warn.Matching(slog.LevelDebug, msg)) == 10
 	})

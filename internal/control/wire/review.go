@@ -51,10 +51,13 @@ type FileReview struct {
 	Path   string `json:"path"`   // mount-relative
 	Change string `json:"change"` // "added", "removed", "changed"
 	// Diff is the unified diff against the version last approved, from
-	// the verified bytes of both; empty when Note says why there is none.
+	// the verified bytes of both (or, as Note says, of the new version
+	// alone); empty when Note says why there is none.
 	Diff string `json:"diff,omitempty"`
 	// Note is the change without a diff: a binary file's size and digest,
 	// a file past the diff caps or too large to diff, an approved version
-	// whose bytes were not kept.
+	// whose bytes were not kept. Beside a Diff it says why the diff is not
+	// against the approved version: its bytes were not kept, so Diff
+	// shows the new version whole, as an added file.
 	Note string `json:"note,omitempty"`
 }
