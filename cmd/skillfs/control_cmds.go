@@ -362,6 +362,10 @@ func printInspection(w io.Writer, in inspectOutput) error {
 		fmt.Fprintf(tw, "detail\t%s\n", cell(s.Detail, 200))
 	}
 	fmt.Fprintf(tw, "approval\t%s\n", approvalLine(in.Approval))
+	if in.Binding != "" {
+		// What `skillfs approve --binding` names to approve exactly this.
+		fmt.Fprintf(tw, "binding\t%s\n", cell(in.Binding, 0))
+	}
 	tw.Flush()
 	if a := in.Approval; a != nil && a.Bound != nil {
 		fmt.Fprintf(w, "bound to  origin %s (fingerprint %s), %s, %d files:\n", cell(a.Bound.Origin, 0), cell(a.Bound.Fingerprint, 0), cell(a.Bound.URI, 0), len(a.Bound.Resources))
@@ -409,6 +413,9 @@ func printInspection(w io.Writer, in inspectOutput) error {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w, "----- end of SKILL.md -----")
+		if in.Binding != "" && in.Approval != nil && in.Approval.Required {
+			fmt.Fprintf(w, "To approve exactly what this shows: skillfs approve --binding %s %s\n", cell(in.Binding, 0), cell(in.Skill.Path, 0))
+		}
 	}
 	return nil
 }
@@ -503,7 +510,10 @@ type approveOptions struct {
 	controlOptions
 	all string
 	yes bool
-	in  io.Reader
+	// binding: approve the one skill named only if it is still the one
+	// with this binding digest (from `skillfs inspect`).
+	binding string
+	in      io.Reader
 	// terminal reports whether in is a terminal a person answers on.
 	terminal func() bool
 }
@@ -525,7 +535,11 @@ approves a skill only if it still holds exactly that; if the server
 changed it in the meantime, nothing is approved and approve says so: run
 `+"`skillfs pending`"+` again. --all approves exactly the skills it listed: a
 skill that arrived after the listing is not approved, and one that changed
-is left pending and named. Exit status 1 when a skill was not approved.
+is left pending and named. A skill never approved is shown with its file
+list (sizes, flags) and its SKILL.md, verified and made visible. To approve
+exactly what `+"`skillfs inspect --show PATH`"+` showed, name the binding it printed:
+`+"`skillfs approve --binding DIGEST PATH`"+` refuses, and approves nothing, when the
+skill is no longer that one. Exit status 1 when a skill was not approved.
 If the server changes an approved skill later, it waits in
 `+"`skillfs pending`"+` again.
 
@@ -534,12 +548,16 @@ If the server changes an approved skill later, it waits in
 			if (opts.all == "") == (len(args) == 0) {
 				return usageError(fmt.Errorf("approve needs skill PATHs or --all LABEL (see `skillfs approve --help`)"))
 			}
+			if opts.binding != "" && (opts.all != "" || len(args) != 1) {
+				return usageError(fmt.Errorf("approve --binding DIGEST names one skill PATH (the one `skillfs inspect` showed it for)"))
+			}
 			return nil
 		}, &opts.controlOptions,
 		func(ctx context.Context, c *control.Client, args []string) error {
 			return runApprove(ctx, c, opts, args)
 		})
 	cmd.Flags().StringVar(&opts.all, "all", "", "approve every pending skill of this server (`LABEL`), exactly as listed")
+	cmd.Flags().StringVar(&opts.binding, "binding", "", "approve the skill only if it is still the one `skillfs inspect` showed with this binding (`DIGEST`); refused, exit 1, when the server changed it")
 	cmd.Flags().BoolVarP(&opts.yes, "yes", "y", false, "do not ask (what is approved is still what approve fetched and printed)")
 	cmd.Flags().StringVar(&opts.origin, "origin", "", "the arguments are URIs of this server (`LABEL`)")
 	opts.in = os.Stdin
@@ -566,6 +584,17 @@ func runApprove(ctx context.Context, c *control.Client, opts approveOptions, arg
 	refs, chosen, err := approvalBindings(ctx, c, opts, refs)
 	if err != nil {
 		return err
+	}
+	if opts.binding != "" {
+		// What the person read elsewhere (inspect --show) is what is
+		// approved, or nothing is; the mount checks it again.
+		if refs[0].Binding != opts.binding {
+			name := args[0]
+			return &exitError{code: exitFailure, err: fmt.Errorf("%s is no longer the skill you were shown: you gave binding %s, the mount now holds %s (the server changed it); nothing was approved: read it again with `skillfs inspect --show %s`",
+				cell(name, 0), cell(opts.binding, 0), cell(refs[0].Binding, 0), cell(name, 0))}
+		}
+		// chosen (and refs) stay: without --yes the prompt still shows
+		// the skill, which is the one bound.
 	}
 	if opts.all != "" && len(refs) == 0 {
 		// Still ask the mount: it says whether the server needs approval.

@@ -98,8 +98,8 @@ func printReview(w io.Writer, rv control.Review) {
 	// The line approve has always printed, "  PATH binding DIGEST": scripts
 	// and tests read it.
 	fmt.Fprintf(w, "  %s binding %s\n", cell(s.Path, 0), cell(rv.Binding, 0))
-	if rv.Why == control.WhyNew || rv.Why == control.WhyServerEntry {
-		fmt.Fprintf(w, "  (read its SKILL.md with `skillfs inspect --show %s`)\n", cell(s.Path, 0))
+	if rv.Listing != nil {
+		printNewSkill(w, rv)
 	}
 	for _, f := range rv.Files {
 		if f.Diff != "" {
@@ -116,6 +116,55 @@ func printReview(w io.Writer, rv control.Review) {
 		fmt.Fprintf(w, "\n%s %s: %s\n", f.Change, cell(f.Path, 0), cell(f.Note, 0))
 	}
 	fmt.Fprintln(w)
+}
+
+// fileFlagReasons say what each flag of a new skill's file list means.
+var fileFlagReasons = map[string]string{
+	control.FlagScript:      "a file an agent may be told to run",
+	control.FlagNestedSkill: "another skill's SKILL.md: approving this skill does not approve it",
+	control.FlagNotKept:     "past what an approval keeps: a later change to it shows by size and digest",
+}
+
+// printNewSkill writes what approve shows of a skill never approved: its
+// file list (size, flags) and its SKILL.md, verified and made visible
+// (every control or invisible character as <U+XXXX>), as far as the
+// review carries it.
+func printNewSkill(w io.Writer, rv control.Review) {
+	s := rv.Skill
+	fmt.Fprintf(w, "\n  files (%d):\n", len(rv.Listing))
+	tw := newTable(w)
+	seen := map[string]bool{}
+	for _, f := range rv.Listing {
+		size := "size not declared"
+		if f.HasSize {
+			size = fmt.Sprintf("%d bytes", f.Size)
+		}
+		fmt.Fprintf(tw, "    %s\t%s\t%s\n", cell(strings.TrimPrefix(f.Path, s.Path+"/"), 0), size, list(f.Flags))
+		for _, fl := range f.Flags {
+			seen[fl] = true
+		}
+	}
+	tw.Flush()
+	for _, fl := range []string{control.FlagScript, control.FlagNestedSkill, control.FlagNotKept} {
+		if seen[fl] {
+			fmt.Fprintf(w, "    %s: %s\n", fl, fileFlagReasons[fl])
+		}
+	}
+	if rv.SkillMD == nil {
+		fmt.Fprintf(w, "\n  SKILL.md not shown: %s; read it with `skillfs inspect --show %s`\n", cell(rv.SkillMDNote, 0), cell(s.Path, 0))
+		return
+	}
+	fmt.Fprintf(w, "\n----- %s/SKILL.md (verified; <U+XXXX> is an invisible or control character) -----\n", cell(s.Path, 0))
+	md := control.Visible(rv.SkillMD)
+	fmt.Fprint(w, md)
+	if !strings.HasSuffix(md, "\n") {
+		fmt.Fprintln(w)
+	}
+	if rv.SkillMDNote != "" {
+		fmt.Fprintf(w, "----- cut here: shown %s; the approval covers all of it: read it whole with `skillfs inspect --show %s` -----\n", cell(rv.SkillMDNote, 0), cell(s.Path, 0))
+		return
+	}
+	fmt.Fprintln(w, "----- end of SKILL.md -----")
 }
 
 // reviews fetches and writes the full view of the chosen skills (at most

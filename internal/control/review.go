@@ -18,6 +18,16 @@ type ServerDesc = wire.ServerDesc
 // FileReview is one changed file of a Review.
 type FileReview = wire.FileReview
 
+// ListedFile is one file of a new skill's Review.
+type ListedFile = wire.ListedFile
+
+// Flags of a ListedFile.
+const (
+	FlagScript      = wire.FlagScript
+	FlagNestedSkill = wire.FlagNestedSkill
+	FlagNotKept     = wire.FlagNotKept
+)
+
 // A Reviewer is an API that also shows a skill as approve asks about it:
 // its server, flags and, for a changed skill, the diff of every changed
 // file against the version last approved (vfs.Consent.Review).

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -340,9 +341,14 @@ func (c *Consent) Review(ctx context.Context, ref SkillRef) (_ wire.Review, err 
 	for i := range sn.s.Files {
 		files[sn.s.Files[i].URI.String()] = &sn.s.Files[i]
 	}
-	// SKILL.md's flags: from its verified bytes, whatever else is shown.
+	rec, ok := o.approvals.get(sn.uri())
+	// SKILL.md's flags: from its verified bytes, whatever else is shown;
+	// a skill never approved shows the bytes too.
+	var mdErr error
+	mdNote := ""
 	if f := files[sn.uri()]; f != nil && f.Resource != nil && f.Resource.HasSize && f.Resource.Size <= MaxKeptFile {
-		if b, err := o.verified(ctx, t, fd, f); err == nil {
+		var b []byte
+		if b, mdErr = o.verified(ctx, t, fd, f); mdErr == nil {
 			budget -= int64(len(b))
 			for _, fl := range verify.ContentFlags(b, true) {
 				if !slices.Contains(rv.Skill.Flags, string(fl)) {
@@ -350,10 +356,31 @@ func (c *Consent) Review(ctx context.Context, ref SkillRef) (_ wire.Review, err 
 				}
 			}
 			slices.Sort(rv.Skill.Flags)
+			rv.SkillMD, rv.SkillMDSize = b, int64(len(b))
+			if len(b) > wire.MaxShownSkillMD {
+				cut := wire.MaxShownSkillMD
+				for cut > 0 && !utf8.RuneStart(b[cut]) {
+					cut--
+				}
+				rv.SkillMD = b[:cut]
+				mdNote = fmt.Sprintf("the first %d of its %d bytes", cut, len(b))
+			}
+		} else {
+			mdNote = "not fetched: " + mdErr.Error()
 		}
+	} else if f != nil && f.Resource != nil {
+		mdNote = fmt.Sprintf("not fetched here: over %d bytes", MaxKeptFile)
 	}
-	rec, ok := o.approvals.get(sn.uri())
-	if !ok || fd.sn.approval == approvalApproved {
+	if !ok {
+		if rv.SkillMD == nil && mdNote == "" {
+			mdNote = "the entry lists no SKILL.md"
+		}
+		rv.SkillMDNote = mdNote
+		rv.Listing = o.listing(sn)
+		return rv, nil
+	}
+	rv.SkillMD, rv.SkillMDSize = nil, 0
+	if fd.sn.approval == approvalApproved {
 		return rv, nil
 	}
 	old := map[string]skill.Resource{}
@@ -384,6 +411,49 @@ func (c *Consent) Review(ctx context.Context, ref SkillRef) (_ wire.Review, err 
 		rv.Files = append(rv.Files, fr.review(ctx, u, was, now, hadOld, hasNew))
 	}
 	return rv, nil
+}
+
+// listing is every file of sn's entry, as a review of a new skill lists
+// them: path, declared size and flags.
+func (o *branch) listing(sn *skillNode) []wire.ListedFile {
+	kept := map[skill.Digest]bool{}
+	for _, d := range keptDigests(sn.s) {
+		kept[d] = true
+	}
+	out := make([]wire.ListedFile, 0, len(sn.s.Files))
+	for i := range sn.s.Files {
+		f := &sn.s.Files[i]
+		if f.Resource == nil {
+			continue
+		}
+		rel := strings.TrimPrefix(f.URI.Path(), sn.path+"/")
+		lf := wire.ListedFile{Path: joinPath(o.cfg.Label, f.URI.Path()), Size: f.Resource.Size, HasSize: f.Resource.HasSize}
+		if path.Base(rel) == "SKILL.md" && f.URI.String() != sn.uri() {
+			lf.Flags = append(lf.Flags, wire.FlagNestedSkill)
+		}
+		if isScript(rel) {
+			lf.Flags = append(lf.Flags, wire.FlagScript)
+		}
+		if !kept[f.Resource.Digest] {
+			lf.Flags = append(lf.Flags, wire.FlagNotKept)
+		}
+		out = append(out, lf)
+	}
+	slices.SortFunc(out, func(a, b wire.ListedFile) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+// isScript reports whether a file (its path within the skill) looks like
+// one an agent may be told to run.
+func isScript(rel string) bool {
+	if strings.HasPrefix(rel, "scripts/") || strings.Contains(rel, "/scripts/") {
+		return true
+	}
+	switch strings.ToLower(path.Ext(rel)) {
+	case ".sh", ".bash", ".zsh", ".fish", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".ps1", ".bat", ".cmd":
+		return true
+	}
+	return false
 }
 
 // A fileReviewer reviews the changed files of one skill against the bytes

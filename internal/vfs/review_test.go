@@ -327,3 +327,43 @@ func TestStalledKeepDoesNotHoldUpTheStop(t *testing.T) {
 		t.Fatal("the stop waited on the stalled keep")
 	}
 }
+
+// A new skill's review carries what approving it means: every file with
+// its size and flags, and its SKILL.md as verified, cut at
+// MaxShownSkillMD with a note saying how much was shown.
+func TestReviewOfANewSkillShowsItsSkillMDAndFiles(t *testing.T) {
+	body := strings.Repeat("a line of a long skill body.\n", (wire.MaxShownSkillMD+4096)/29)
+	md := "---\nname: alpha\ndescription: Alpha skill\n---\n" + body
+	files := map[string]string{
+		"alpha/SKILL.md":            md,
+		"alpha/scripts/run.sh":      "#!/bin/sh\necho hi\n",
+		"alpha/inner/SKILL.md":      "---\nname: inner\ndescription: Inner skill\n---\ninner\n",
+		"alpha/refs/big.txt":        strings.Repeat("x", vfs.MaxKeptFile+1),
+		"alpha/refs/plain-notes.md": "notes\n",
+	}
+	f := newFixture(t, files, required)
+	rv, err := f.fs.Consent().Review(context.Background(), vfs.SkillRef{Path: "local/alpha"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rv.Why != wire.WhyNew || rv.SkillMDSize != int64(len(md)) || len(rv.SkillMD) > wire.MaxShownSkillMD || !strings.HasPrefix(md, string(rv.SkillMD)) {
+		t.Errorf("SKILL.md: why %q, %d bytes shown of %d (file %d)", rv.Why, len(rv.SkillMD), rv.SkillMDSize, len(md))
+	}
+	if want := fmt.Sprintf("the first %d of its %d bytes", len(rv.SkillMD), len(md)); rv.SkillMDNote != want {
+		t.Errorf("note %q, want %q", rv.SkillMDNote, want)
+	}
+	got := map[string]string{}
+	for _, lf := range rv.Listing {
+		got[lf.Path] = fmt.Sprintf("%d %v", lf.Size, lf.Flags)
+	}
+	want := map[string]string{
+		"local/alpha/SKILL.md":            fmt.Sprintf("%d []", len(md)),
+		"local/alpha/scripts/run.sh":      fmt.Sprintf("%d [script]", len(files["alpha/scripts/run.sh"])),
+		"local/alpha/inner/SKILL.md":      fmt.Sprintf("%d [nested-skill]", len(files["alpha/inner/SKILL.md"])),
+		"local/alpha/refs/big.txt":        fmt.Sprintf("%d [not-kept-for-diffs]", vfs.MaxKeptFile+1),
+		"local/alpha/refs/plain-notes.md": "6 []",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("listing:\n got %v\nwant %v", got, want)
+	}
+}

@@ -31,7 +31,42 @@ type Review struct {
 	// Files are the changed files, in path order, for a skill approved
 	// once; empty for a new one.
 	Files []FileReview `json:"files,omitempty"`
+	// For a skill never approved (Why WhyNew or WhyServerEntry): SkillMD
+	// is its SKILL.md as verified against the entry bound, at most
+	// MaxShownSkillMD bytes of its SkillMDSize; SkillMDNote says why it is
+	// cut or not shown. Listing is every file of the entry, in path order.
+	SkillMD     []byte       `json:"skill_md,omitempty"`
+	SkillMDSize int64        `json:"skill_md_size,omitempty"`
+	SkillMDNote string       `json:"skill_md_note,omitempty"`
+	Listing     []ListedFile `json:"listing,omitempty"`
 }
+
+// MaxShownSkillMD is the most of a new skill's SKILL.md a review carries.
+const MaxShownSkillMD = 64 << 10
+
+// A ListedFile is one file of a reviewed skill's entry: its size as
+// declared and what to know of it before approving (ListedFile flags:
+// FlagScript, FlagNestedSkill, FlagNotKept; a SKILL.md's content flags
+// are the skill's).
+type ListedFile struct {
+	Path    string   `json:"path"` // mount-relative
+	Size    int64    `json:"size"`
+	HasSize bool     `json:"has_size"`
+	Flags   []string `json:"flags,omitempty"`
+}
+
+// Flags of a ListedFile.
+const (
+	// FlagScript: a file an agent may be told to run (under scripts/, or
+	// named as a script: .sh, .py, .js, ...).
+	FlagScript = "script"
+	// FlagNestedSkill: another skill's SKILL.md inside this one's
+	// directory; approving this skill does not approve that one.
+	FlagNestedSkill = "nested-skill"
+	// FlagNotKept: past what an approval keeps for a later diff (256 KiB
+	// a file, 1 MiB a skill): a change to it shows by size and digest.
+	FlagNotKept = "not-kept-for-diffs"
+)
 
 // ServerDesc says which server a skill comes from, its secrets masked as
 // `skillfs config check` masks them: env values and header values are not
