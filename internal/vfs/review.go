@@ -368,8 +368,10 @@ func (c *Consent) Review(ctx context.Context, ref SkillRef) (_ wire.Review, err 
 		} else {
 			mdNote = "not fetched: " + mdErr.Error()
 		}
-	} else if f != nil && f.Resource != nil {
+	} else if f != nil && f.Resource != nil && f.Resource.HasSize {
 		mdNote = fmt.Sprintf("not fetched here: over %d bytes", MaxKeptFile)
+	} else if f != nil && f.Resource != nil {
+		mdNote = "not fetched here: the entry declares no size for it"
 	}
 	if !ok {
 		if rv.SkillMD == nil && mdNote == "" {
