@@ -135,9 +135,11 @@ var agentHosts = []agentHost{
 // name, description and the absolute path of its SKILL.md), and the host's
 // own file tool, asked by the model, returns a SKILL.md and a script from
 // the mount with their exact bytes (less the tool's own framing: line
-// numbers, a header). Phases: a first mount; a remount with the HTTP
-// server down, from the saved catalog (the skills and the files read
-// before stay); the user's own lines in the host's files survive.
+// numbers, a header); the skill waiting for approval on a second server is
+// not named. Phases: a first mount; a second mount running beside it (the
+// host still gets the first); a remount with the HTTP server down, from
+// the saved catalog (the skills and the files read before stay). The
+// user's own lines in the host's files survive.
 func TestRealHosts(t *testing.T) {
 	t.Parallel()
 	dir := installHosts(t)
@@ -161,7 +163,14 @@ func testRealHost(t *testing.T, dir string, h agentHost) {
 	skillsDir := t.TempDir()
 	files := genTree(t, skillsDir, "team")
 	srv := serveHTTP(t, skillsDir)
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"team": map[string]any{"type": "http", "url": srv.URL}}})
+	// A second server whose skill waits for approval: the catalog must
+	// not name it.
+	vettedDir := t.TempDir()
+	writeTree(t, vettedDir, map[string]string{"pending-one/SKILL.md": skillMD("pending-one", "Waits for the person to approve it", "not yet\n")})
+	cfg, _ := json.Marshal(map[string]any{
+		"mcpServers": map[string]any{"team": map[string]any{"type": "http", "url": srv.URL}, "vetted": stdioServe(vettedDir, os.DevNull)},
+		"skillfs":    map[string]any{"servers": map[string]any{"vetted": map[string]any{"approval": "required"}}},
+	})
 	writeTree(t, filepath.Join(home, ".config", "skillfs"), map[string]string{"config.json": string(cfg)})
 	mnt := filepath.Join(home, ".cache", "mcp-skills")
 	project := filepath.Join(home, "project")
@@ -175,21 +184,23 @@ func testRealHost(t *testing.T, dir string, h agentHost) {
 		}
 		return out
 	}
-	pid := 0
-	mount := func() {
+	mount := func(pid *int, dir string, extra ...string) {
 		t.Helper()
-		out, errOut, code := ctl(t, env, "mount", "--daemon", "--startup-timeout", "10m", mnt)
+		out, errOut, code := ctl(t, env, append(append([]string{"mount", "--daemon", "--startup-timeout", "10m"}, extra...), dir)...)
 		if m := regexpPid.FindStringSubmatch(out); m != nil {
-			pid, _ = strconv.Atoi(m[1])
+			*pid, _ = strconv.Atoi(m[1])
 		}
 		if code == 3 {
 			t.Skipf("FUSE cannot be mounted here: %s%s", out, errOut)
 		}
-		if code != 0 || pid == 0 {
-			t.Fatalf("skillfs mount --daemon: exit %d\n%s%s", code, out, errOut)
+		if code != 0 || *pid == 0 {
+			t.Fatalf("skillfs mount --daemon %s: exit %d\n%s%s", dir, code, out, errOut)
 		}
 	}
+	pid, pid2 := 0, 0
+	mnt2 := filepath.Join(home, ".cache", "mcp-skills-2")
 	cleanupDaemon(t, mnt, &pid, func() { ctl(t, env, "unmount", mnt) })
+	cleanupDaemon(t, mnt2, &pid2, func() { ctl(t, env, "unmount", mnt2) })
 
 	// The skills the mount shows, by the path of their SKILL.md.
 	type shown struct{ name, description string }
@@ -261,6 +272,12 @@ func testRealHost(t *testing.T, dir string, h agentHost) {
 		if !strings.Contains(first, "team") {
 			t.Errorf("%s (%s): the model's first request does not name the server", h.name, phase)
 		}
+		if strings.Contains(first, "pending-one") || strings.Contains(first, "Waits for the person") {
+			t.Errorf("%s (%s): the model's first request names the skill waiting for approval", h.name, phase)
+		}
+		if strings.Contains(first, mnt2) {
+			t.Errorf("%s (%s): the model's first request names the other mount %s", h.name, phase, mnt2)
+		}
 		for i, p := range reads {
 			got, ok := fake.result(i)
 			if !ok {
@@ -276,12 +293,18 @@ func testRealHost(t *testing.T, dir string, h agentHost) {
 		}
 	}
 
-	mount()
+	mount(&pid, mnt)
 	session("first mount")
+	// A second mount of the same servers, with its own cache: integrate
+	// and the hook name the mount they were set up for.
+	mount(&pid2, mnt2, "--cache-dir", filepath.Join(home, "cache2"))
+	session("two mounts")
+	skillfs("unmount", mnt2)
+	pid2 = 0
 	skillfs("unmount", mnt)
 	pid = 0
 	srv.Stop(t)
-	mount()
+	mount(&pid, mnt)
 	session("remount, server down")
 
 	// The user's own lines are still there.
