@@ -12,6 +12,8 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 go vet ./...
+# go.mod says what the code imports, no more and no less.
+go mod tidy -diff
 # The daemon also builds for macOS hosts: vet that build too.
 GOOS=darwin go vet ./...
 # The integration tests walk the mount with rsync (a second `rsync -a` must

@@ -31,6 +31,12 @@ type Options struct {
 	// is checked) and every open is checked against the current tree. A changed, removed or revoked file is then never served, and its
 	// old name and attributes are not seen NoNotifyTimeout after the change.
 	NoNotify bool
+	// NoXattrs answers every getxattr and listxattr with ENOSYS, which the
+	// kernel takes as "this filesystem has none" and stops asking for the
+	// whole mount: `ls -l` then costs no round trip per file for
+	// security.selinux and the POSIX ACLs, and the user.skillfs.*
+	// attributes are gone (EOPNOTSUPP).
+	NoXattrs bool
 	Logger   *slog.Logger
 }
 
@@ -86,7 +92,7 @@ func newFS(v *vfs.Core, opts Options) (*rawFS, fuse.MountOptions) {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	sh := &shared{v: v, log: lg, uid: uint32(os.Geteuid()), gid: uint32(os.Getegid()),
-		noNotify: opts.NoNotify || !kernelNotifies, entryTimeout: CacheTimeout, negTimeout: negativeTimeout}
+		noNotify: opts.NoNotify || !kernelNotifies, noXattrs: opts.NoXattrs, entryTimeout: CacheTimeout, negTimeout: negativeTimeout}
 	if sh.noNotify {
 		sh.entryTimeout, sh.negTimeout = NoNotifyTimeout, NoNotifyTimeout
 	}

@@ -47,6 +47,7 @@ type shared struct {
 	// noNotify: the kernel is never told of changes (see Options.NoNotify);
 	// entryTimeout and negTimeout are what the kernel may cache for.
 	noNotify     bool
+	noXattrs     bool // see Options.NoXattrs
 	entryTimeout time.Duration
 	negTimeout   time.Duration
 	// volatile maps the inode numbers of files whose size is not known yet
@@ -326,6 +327,14 @@ func (n *node) xattrs(ctx context.Context) ([]vfs.Xattr, syscall.Errno) {
 }
 
 func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	if n.sh.noXattrs {
+		return 0, syscall.ENOSYS
+	}
+	if !strings.HasPrefix(attr, vfs.XattrPrefix) {
+		// security.selinux, system.posix_acl_access…, asked by ls -l for
+		// every file: no skillfs file has one, and nothing needs looking up.
+		return 0, syscall.Errno(fuse.ENOATTR)
+	}
 	xs, errno := n.xattrs(ctx)
 	if errno != 0 {
 		return 0, errno
@@ -342,6 +351,9 @@ func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, 
 }
 
 func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	if n.sh.noXattrs {
+		return 0, syscall.ENOSYS
+	}
 	xs, errno := n.xattrs(ctx)
 	if errno != 0 {
 		return 0, errno

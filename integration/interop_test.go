@@ -144,6 +144,13 @@ func writeInteropTree(t *testing.T) *interopTree {
 		// string length, UTF-16 units, and skips it: a divergence of
 		// theirs, pinned here.
 		"emoji/SKILL.md": "---\nname: emoji\ndescription: " + strings.Repeat("\U0001F600", 1024) + "\n---\nbody\n",
+		// Scalars YAML 1.1 and 1.2 read differently, quoted and not, in
+		// maps and lists: a YAML 1.2 server (the WG SDK) lists 0755 as
+		// 755 and yes as "yes"; skillfs's check and serve read them so.
+		"yaml-edges/SKILL.md": "---\nname: yaml-edges\ndescription: Frontmatter whose plain scalars YAML 1.1 and 1.2 read differently.\n" +
+			"mode: 0755\nexact: 0o755\nquoted-mode: \"0755\"\nenabled: yes\ntoggle: on\nanswer: NO\nduration: 1:30\nthousand: 1_000\n" +
+			"bits: 0b101\nsci: 1e3\nempty:\ntilde: ~\nunicode: \u00fcn\u00efc\u00f6d\u00e9 \u2014 \u2713\n" +
+			"list: [yes, no, 0755, \"on\"]\nnested:\n  deeper:\n    flag: off\n    when: 2024-01-02\n---\nEdges.\n",
 	}
 	tr := &interopTree{dir: t.TempDir(), files: map[string][]byte{}}
 	writeTree(t, tr.dir, files)
@@ -152,7 +159,7 @@ func writeInteropTree(t *testing.T) *interopTree {
 			tr.files[p] = []byte(c)
 		}
 	}
-	tr.skills = []string{"skill://acme/billing/refunds/SKILL.md", "skill://acme/billing/refunds/partial-refunds/SKILL.md", "skill://emoji/SKILL.md", "skill://git-workflow/SKILL.md", "skill://pdf-tools/SKILL.md"}
+	tr.skills = []string{"skill://acme/billing/refunds/SKILL.md", "skill://acme/billing/refunds/partial-refunds/SKILL.md", "skill://emoji/SKILL.md", "skill://git-workflow/SKILL.md", "skill://pdf-tools/SKILL.md", "skill://yaml-edges/SKILL.md"}
 	tr.wgSkips = []string{"skill://emoji/SKILL.md"}
 	tr.refused = []string{"skill://too-long/SKILL.md"}
 	tr.wgUnreadable = []string{"pdf-tools/notes/unicode-\u00fcml\u00e4ut.md"}

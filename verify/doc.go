@@ -78,9 +78,17 @@
 //   - Keys are strings: a scalar key compares by its literal text (1: x is
 //     the key "1"); duplicate keys, also after that conversion, and
 //     collection keys are FrontmatterInvalid.
-//   - Scalars take yaml.v3's resolved types. Numbers compare by exact
-//     decimal value, not as float64: YAML 1 == JSON 1 == JSON 1.0, YAML 0x1F
-//     == JSON 31, YAML 0.1 == JSON 0.1. .inf and .nan equal nothing.
+//   - Plain scalars take the YAML 1.2 core schema's types (true/false,
+//     null/~/empty, decimal integers — 0755 is 755 —, 0o octal, 0x hex,
+//     floats; everything else, yes, on, 1:30, 1_000, 0b101, is a string),
+//     not yaml.v3's, which reads 0755, 1_000 and 0b101 as YAML 1.1 does.
+//     For exactly the plain scalars that YAML 1.1 types differently, an
+//     entry in the 1.1 reading also matches (a server whose parser is 1.1):
+//     0755 == 493, yes == true, 1:30 == 90. FrontmatterAmbiguities lists
+//     them. Quoted and tagged scalars take yaml.v3's resolved types.
+//     Numbers compare by exact decimal value, not as float64: YAML 1 ==
+//     JSON 1 == JSON 1.0, YAML 0x1F == JSON 31, YAML 0.1 == JSON 0.1. .inf
+//     and .nan equal nothing.
 //   - null (~, null, empty) equals JSON null; a key present with null is not
 //     an absent key.
 //   - A timestamp equals a JSON string with the same literal text, or an

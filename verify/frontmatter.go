@@ -312,6 +312,9 @@ func (c *converter) key(k *yaml.Node, path string) (string, error) {
 }
 
 func (c *converter) scalar(n *yaml.Node, path string) (any, error) {
+	if isPlain(n) {
+		return c.plain(n, path)
+	}
 	switch tag := n.ShortTag(); tag {
 	case "!!str", "!!merge":
 		return n.Value, nil
@@ -424,6 +427,8 @@ func exportJSON(v any, path string) (any, error) {
 		return x.text, nil
 	case fmNonFinite:
 		return nil, &Error{Reason: FrontmatterInvalid, Subject: fmSubject, Detail: path + ": " + string(x) + " has no JSON form"}
+	case fmEither:
+		return exportJSON(x.yaml12, path)
 	}
 	return v, nil
 }
@@ -515,6 +520,10 @@ func compareValue(got, want any, path string) *Error {
 		if w, ok := jsonDecimal(want); ok && w == g.d {
 			return nil
 		}
+	case fmEither:
+		if compareValue(g.yaml12, want, path) == nil || compareValue(g.yaml11, want, path) == nil {
+			return nil
+		}
 	case fmTime:
 		if w, ok := want.(string); ok {
 			if w == g.text {
@@ -577,6 +586,8 @@ func describe(v any) string {
 		return "the timestamp " + sanitize(x.text)
 	case fmNonFinite:
 		return "the non-finite number " + string(x)
+	case fmEither:
+		return describe(x.yaml12)
 	case json.Number:
 		s := string(x)
 		if len(s) > 60 {

@@ -99,7 +99,7 @@ nested: {a: {b: [x]}}
 	}
 	want := map[string]any{
 		"name": "a", "int": json.Number("12"), "neg": json.Number("-3"), "hex": json.Number("31"),
-		"oct": json.Number("15"), "legacy-oct": json.Number("511"), "under": json.Number("1000"),
+		"oct": json.Number("15"), "legacy-oct": json.Number("777"), "under": "1_000",
 		"big": json.Number("123456789012345678901234567890"), "float": json.Number("1.50"),
 		"exp": json.Number("1e3"), "dot": json.Number("0.5"), "plus": json.Number("7"),
 		"bool": true, "yes": "yes", "null1": nil, "null2": nil, "null3": nil,
@@ -189,10 +189,26 @@ func TestCompareFrontmatter(t *testing.T) {
 		{"int vs JSON 1e0", "n: 1\n", `"n":1e0`, "", ""},
 		{"hex", "n: 0x1F\n", `"n":31`, "", ""},
 		{"octal", "n: 0o17\n", `"n":15`, "", ""},
-		{"legacy octal per yaml.v3", "n: 0777\n", `"n":511`, "", ""},
-		{"legacy octal is not decimal", "n: 0777\n", `"n":777`, FrontmatterMismatch, "n"},
-		{"binary int", "n: 0b101\n", `"n":5`, "", ""},
-		{"underscores", "n: 1_000\n", `"n":1000`, "", ""},
+		// YAML 1.2 core schema, and a YAML 1.1 server's reading of exactly
+		// the scalars 1.1 reads otherwise.
+		{"leading zero is decimal in YAML 1.2", "n: 0777\n", `"n":777`, "", ""},
+		{"leading zero is octal in YAML 1.1", "n: 0777\n", `"n":511`, "", ""},
+		{"leading zero, neither reading", "n: 0777\n", `"n":778`, FrontmatterMismatch, "n"},
+		{"leading zero, not the string", "n: 0777\n", `"n":"0777"`, FrontmatterMismatch, "n"},
+		{"quoted leading zero is a string", "n: \"0755\"\n", `"n":755`, FrontmatterMismatch, "n"},
+		{"0o is octal in YAML 1.2", "n: 0o755\n", `"n":493`, "", ""},
+		{"0o is a string in YAML 1.1", "n: 0o755\n", `"n":"0o755"`, "", ""},
+		{"0o is not decimal", "n: 0o755\n", `"n":755`, FrontmatterMismatch, "n"},
+		{"08 is decimal in YAML 1.2", "n: 08\n", `"n":8`, "", ""},
+		{"binary int in YAML 1.1", "n: 0b101\n", `"n":5`, "", ""},
+		{"binary int is a string in YAML 1.2", "n: 0b101\n", `"n":"0b101"`, "", ""},
+		{"underscores in YAML 1.1", "n: 1_000\n", `"n":1000`, "", ""},
+		{"underscores are a string in YAML 1.2", "n: 1_000\n", `"n":"1_000"`, "", ""},
+		{"underscores, neither reading", "n: 1_000\n", `"n":1001`, FrontmatterMismatch, "n"},
+		{"sexagesimal in YAML 1.1", "n: 1:30\n", `"n":90`, "", ""},
+		{"sexagesimal is a string in YAML 1.2", "n: 1:30\n", `"n":"1:30"`, "", ""},
+		{"sexagesimal, neither reading", "n: 1:30\n", `"n":130`, FrontmatterMismatch, "n"},
+		{"exponent without a dot is a string in YAML 1.1", "n: 1e3\n", `"n":"1e3"`, "", ""},
 		{"decimal exact", "n: 0.1\n", `"n":0.1`, "", ""},
 		{"decimal exact, not float64", "n: 0.1\n", `"n":0.10000000000000001`, FrontmatterMismatch, "n"},
 		{"beyond 2^53", "n: 9007199254740993\n", `"n":9007199254740992`, FrontmatterMismatch, "n"},
@@ -210,7 +226,12 @@ func TestCompareFrontmatter(t *testing.T) {
 		// Booleans and nulls.
 		{"bool", "b: true\nc: FALSE\n", `"b":true,"c":false`, "", ""},
 		{"yes is a string", "b: yes\n", `"b":"yes"`, "", ""},
-		{"yes is not true", "b: yes\n", `"b":true`, FrontmatterMismatch, "b"},
+		{"yes is true in YAML 1.1", "b: yes\n", `"b":true`, "", ""},
+		{"yes is never false", "b: yes\n", `"b":false`, FrontmatterMismatch, "b"},
+		{"on is true in YAML 1.1", "b: on\n", `"b":true`, "", ""},
+		{"off is a string in YAML 1.2", "b: off\n", `"b":"off"`, "", ""},
+		{"quoted yes is only a string", "b: \"yes\"\n", `"b":true`, FrontmatterMismatch, "b"},
+		{"hello is only a string", "b: hello\n", `"b":true`, FrontmatterMismatch, "b"},
 		{"null tilde", "x: ~\n", `"x":null`, "", ""},
 		{"null empty", "x:\n", `"x":null`, "", ""},
 		{"null word", "x: Null\n", `"x":null`, "", ""},
@@ -425,5 +446,21 @@ func TestCompareFrontmatterForgivesOneLeadingBOM(t *testing.T) {
 	}
 	if err := CompareFrontmatter([]byte("\uFEFF\uFEFF---\nname: a\ndescription: d\n---\n"), want); err == nil {
 		t.Errorf("two BOMs accepted")
+	}
+}
+
+func TestFrontmatterAmbiguities(t *testing.T) {
+	got := FrontmatterAmbiguities(skillMD("mode: 0755\nok: yes\nplain: hello\nq: \"0755\"\nn: 12\nlist: [on, 1]\nexact: 0o755\nday: 2024-01-02\n"))
+	want := []string{
+		"exact: 0o755 is the number 493 in YAML 1.2, the string \"0o755\" in YAML 1.1",
+		"list[0]: on is the string \"on\" in YAML 1.2, true in YAML 1.1",
+		"mode: 0755 is the number 755 in YAML 1.2, the number 493 in YAML 1.1",
+		"ok: yes is the string \"yes\" in YAML 1.2, true in YAML 1.1",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("FrontmatterAmbiguities =\n%q\nwant\n%q", got, want)
+	}
+	if got := FrontmatterAmbiguities(skillMD("a: \"yes\"\nb: true\nc: 0o755x\n")); got != nil {
+		t.Errorf("unambiguous frontmatter: %q", got)
 	}
 }

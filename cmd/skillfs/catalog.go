@@ -110,12 +110,7 @@ func catalogOf(ctx context.Context, c *control.Client, f render.Format, max int)
 	if err := truncated(err); err != nil {
 		return nil, remote(err)
 	}
-	s := &render.Snapshot{Mount: st.Mount.Path, Index: render.Index{Skills: make([]render.SkillInfo, 0, len(skills))}}
-	for _, sk := range skills {
-		si := sk.SkillInfo
-		si.Approval = cmp.Or(sk.Approval, si.Approval)
-		s.Index.Skills = append(s.Index.Skills, si)
-	}
+	s := &render.Snapshot{Mount: st.Mount.Path, Index: render.Index{Skills: skills}}
 	for _, o := range st.Servers {
 		s.Status.Origins = append(s.Status.Origins, o.OriginStatus)
 	}

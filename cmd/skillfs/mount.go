@@ -42,6 +42,7 @@ type mountOptions struct {
 	logFile        string
 	pidFile        string
 	noNotify       bool
+	xattrs         string
 	// ready, when set, receives the mount's ready line instead of stdout.
 	ready io.Writer
 	// readyPipe, in a --daemon child, is ready's pipe, closed after the line.
@@ -71,6 +72,7 @@ func (o *mountOptions) addFlags(cmd *cobra.Command) {
 	f.MarkHidden("stale-retry")
 	f.MarkHidden("cpuprofile")
 	f.MarkHidden("memprofile")
+	f.StringVar(&o.xattrs, "xattrs", "on", "on: user.skillfs.* attributes on every file; off: none, so `ls -l` asks the daemon nothing per file (faster)")
 	f.StringVar(&o.memoryCache, "memory-cache", "8MiB", "verified bytes kept in memory, on top of the kernel's page cache (e.g. 64MiB; 0 disables)")
 }
 
@@ -110,6 +112,9 @@ Exit codes: 0 unmounted cleanly, 1 runtime failure, 2 usage or config error,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.xattrs != "on" && opts.xattrs != "off" {
+				return usageError(fmt.Errorf("--xattrs %q: write on (the user.skillfs.* attributes) or off (none; ls -l is faster)", opts.xattrs))
+			}
 			if rp := readyPipe(); rp != nil {
 				// A --daemon child: the parent waits for this line.
 				opts.ready, opts.readyPipe = rp, rp
@@ -192,7 +197,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 	if err := requireAll(opts, v.Consent().Status()); err != nil {
 		return err
 	}
-	live, err := skfs.Start(mnt, v, skfs.Options{Debug: opts.debug, AllowOther: opts.allowOther, NoNotify: opts.noNotify, Logger: log})
+	live, err := skfs.Start(mnt, v, skfs.Options{Debug: opts.debug, AllowOther: opts.allowOther, NoNotify: opts.noNotify, NoXattrs: opts.xattrs == "off", Logger: log})
 	if err != nil {
 		return &exitError{code: exitMount, err: err}
 	}

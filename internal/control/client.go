@@ -267,8 +267,8 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 }
 
 // Skills lists every skill, or those of one server.
-func (c *Client) Skills(ctx context.Context, label string) ([]Skill, error) {
-	var r []Skill
+func (c *Client) Skills(ctx context.Context, label string) ([]SkillInfo, error) {
+	var r []SkillInfo
 	return r, c.call(ctx, "skills", labelRequest{Origin: label}, &r)
 }
 
@@ -295,19 +295,19 @@ func (c *Client) Pending(ctx context.Context) ([]Pending, error) {
 // label of `approve --all`, refs then being its pending skills as listed.
 // An error that Is ErrChanged: a skill changed since it was shown and
 // nothing was approved.
-func (c *Client) Approve(ctx context.Context, refs []SkillRef, all string) ([]Skill, error) {
-	var r []Skill
+func (c *Client) Approve(ctx context.Context, refs []SkillRef, all string) ([]SkillInfo, error) {
+	var r []SkillInfo
 	return r, c.call(ctx, "approve", approveRequest{Refs: refs, All: all}, &r)
 }
 
 // Revoke removes approvals.
-func (c *Client) Revoke(ctx context.Context, refs []SkillRef) ([]Skill, error) {
-	var r []Skill
+func (c *Client) Revoke(ctx context.Context, refs []SkillRef) ([]SkillInfo, error) {
+	var r []SkillInfo
 	return r, c.call(ctx, "revoke", refsRequest{Refs: refs}, &r)
 }
 
 // Get confirms an unlisted skill and adds it to the tree.
-func (c *Client) Get(ctx context.Context, label, uri string) (Skill, error) {
-	var r Skill
+func (c *Client) Get(ctx context.Context, label, uri string) (SkillInfo, error) {
+	var r SkillInfo
 	return r, c.call(ctx, "get", getRequest{Origin: label, URI: uri}, &r)
 }

@@ -16,7 +16,7 @@ type (
 	MountInfo      = wire.MountInfo
 	StatusReport   = wire.StatusReport
 	ServerStatus   = wire.ServerStatus
-	Skill          = wire.Skill
+	SkillInfo      = wire.SkillInfo
 	// Endpoint is <mount>/.skillfs/control.json: where the mount's control
 	// endpoint is, written by the process serving the mount.
 	Endpoint = wire.ControlEndpoint

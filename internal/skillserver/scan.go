@@ -57,6 +57,8 @@ type cacheEntry struct {
 	fmParsed bool
 	fm       map[string]any
 	fmErr    error
+	// fmEither: the plain scalars YAML 1.1 and 1.2 read differently.
+	fmEither []string
 }
 
 // A walkedFile is a regular file found under DIR.
@@ -453,6 +455,9 @@ func (sc *scanner) readSkillMD(f walkedFile, p *pass) (*cacheEntry, error) {
 		fmParsed: true,
 	}
 	ce.fm, _, ce.fmErr = verify.ParseFrontmatter(b)
+	if ce.fmErr == nil {
+		ce.fmEither = verify.FrontmatterAmbiguities(b)
+	}
 	if bytes.HasPrefix(b, utf8BOM) {
 		// verify's check forgives one leading BOM; a strict client (the
 		// SKILL.md must begin with "---") does not, and the bytes are
@@ -493,6 +498,9 @@ type catalog struct {
 	files    map[string]*served
 	dirs     map[string][]skill.DirChild // directory URI → children sorted by URI
 	problems []Problem
+	// warnings: what is published but may mean something else to a
+	// client (frontmatter YAML 1.1 reads otherwise), sorted by path.
+	warnings []Problem
 }
 
 // scan walks DIR and builds a catalog; when nothing changed since the last
@@ -599,6 +607,10 @@ func (sc *scanner) build(w *walk, p *pass) *catalog {
 		}
 		cat.skills = append(cat.skills, entry)
 		members = append(members, ms)
+		for _, e := range ce.fmEither {
+			cat.warnings = append(cat.warnings, Problem{Path: sc.display(md.rel), Reason: "frontmatter " + e +
+				"; published as YAML 1.2 reads it (YAML 1.1 clients read it otherwise): quote it, or write the value both read alike"})
+		}
 	}
 
 	order := make([]int, len(cat.skills))

@@ -139,8 +139,15 @@ func New(dir string, opts Options) (*Server, error) {
 	for _, p := range cat.problems {
 		s.log.Info("skipped", "path", p.Path, "err", p.Reason)
 	}
+	for _, p := range cat.warnings {
+		s.log.Warn("ambiguous", "path", p.Path, "err", p.Reason)
+	}
 	return s, nil
 }
+
+// Warnings returns what the latest scan published but a client may read
+// otherwise (frontmatter scalars YAML 1.1 and 1.2 type differently).
+func (s *Server) Warnings() []Problem { return slices.Clone(s.cat.Load().warnings) }
 
 // Problems returns what the latest scan left out, sorted by path.
 func (s *Server) Problems() []Problem { return slices.Clone(s.cat.Load().problems) }
@@ -263,6 +270,14 @@ func (s *Server) rescanLocked() error {
 	for _, p := range cat.problems {
 		if !known[p] {
 			s.log.Warn("skipped", "path", p.Path, "err", p.Reason)
+		}
+	}
+	for _, p := range old.warnings {
+		known[p] = true
+	}
+	for _, p := range cat.warnings {
+		if !known[p] {
+			s.log.Warn("ambiguous", "path", p.Path, "err", p.Reason)
 		}
 	}
 	s.install(old, cat)

@@ -3,7 +3,8 @@
 //
 // The tree. The mount root holds one directory per configured origin, named
 // by its host-assigned label, and the generated .skillfs directory
-// (index.json, index.md, status.json, control.json — where the control
+// (index.json, index.md, catalog.md — the skills catalog an agent host is
+// given, see render.Catalog —, status.json, control.json — where the control
 // socket is, controlfile.go —, and servers/LABEL.md for each origin: see
 // package render, which renders them from a snapshot the mount
 // takes: generated.go). Under an origin, every file of every held skill sits at

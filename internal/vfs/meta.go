@@ -543,6 +543,9 @@ type Xattr struct {
 }
 
 // Xattrs returns the extended attributes of a mount-relative path.
+// XattrPrefix begins the name of every extended attribute skillfs shows.
+const XattrPrefix = "user.skillfs."
+
 func (c *Core) Xattrs(ctx context.Context, p string) ([]Xattr, error) {
 	at := c.route(p)
 	switch at.kind {

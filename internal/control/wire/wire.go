@@ -311,17 +311,6 @@ type ServerStatus struct {
 	Exit *ServerExit `json:"exit,omitempty"`
 }
 
-// Skill is one skill as the control endpoint reports it: an index.json row
-// and its approval ("approved", "pending", "changed", "refused", or empty
-// when approval is not required).
-//
-// Approval sits beside SkillInfo.Approval, which now carries the same;
-// the outer field wins in encoding/json either way.
-type Skill struct {
-	SkillInfo
-	Approval string `json:"approval,omitempty"`
-}
-
 // MetaDir is the generated directory at a mount's root, and
 // ControlFileName the file in it that holds the mount's ControlEndpoint.
 const (
