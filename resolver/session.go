@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"time"
 
@@ -95,6 +96,9 @@ type Status struct {
 	// its stderr; nil if it has not. Kept after the server comes back. For
 	// skillfs status only, never for a generated file (exit.go).
 	Exit *Exit
+	// Stderr counts the lines the stdio server wrote to stderr and the
+	// warnings among them (stderr.go); for skillfs status only.
+	Stderr Stderr
 }
 
 // A Session is one configured server (config.Origin) and its supervised
@@ -173,6 +177,7 @@ func (o *Session) Status() Status {
 	s.BytesFetched = o.budget.used(o.now())
 	s.KeepFetched = o.keepBudget.used(o.now())
 	s.LastError = config.MaskURLs(s.LastError)
+	s.Stderr.LastWarnings = slices.Clone(s.Stderr.LastWarnings)
 	return s
 }
 
@@ -567,6 +572,7 @@ func (o *Session) transportOptions() transport.Options {
 		// a re-list, at the pace waitForRelist allows.
 		OnListChanged: o.Refresh,
 		OnExit:        o.recordExit,
+		OnStderr:      o.recordStderr,
 	}
 }
 

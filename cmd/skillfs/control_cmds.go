@@ -233,6 +233,7 @@ func printStatus(w io.Writer, st control.StatusReport) error {
 		return err
 	}
 	printExits(w, st)
+	printStderrWarnings(w, st)
 	return printPendingWhy(w, st.Servers)
 }
 

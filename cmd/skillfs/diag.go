@@ -54,6 +54,25 @@ func printExits(w io.Writer, st control.StatusReport) {
 	}
 }
 
+// printStderrWarnings writes, below the status table, each server whose
+// stderr held warnings (wire.ServerStderr says which lines are): how many
+// of how many lines, and the last of them, escaped and indented as in
+// printExits. A skill the server itself refused is only ever named here:
+// the server did not list it, so the mount has nothing to show.
+func printStderrWarnings(w io.Writer, st control.StatusReport) {
+	for _, s := range st.Servers {
+		e := s.Stderr
+		if e == nil || e.Warnings == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s  %s on stderr, of %s\n", s.Label, plural(e.Warnings, "warning"), plural(e.Lines, "line"))
+		fmt.Fprintf(w, "  the last %s (the server's own output, escaped):\n", plural(len(e.LastWarnings), "warning"))
+		for _, line := range e.LastWarnings {
+			fmt.Fprintf(w, "  | %s\n", cell(line, 0))
+		}
+	}
+}
+
 // emptyListNote says why `skillfs list LABEL` has no skills to show: the
 // server's state and its last error, rather than a bare empty table.
 func emptyListNote(ctx context.Context, c *control.Client, label string) string {

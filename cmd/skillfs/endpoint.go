@@ -13,6 +13,7 @@ var _ control.API = (*vfs.Consent)(nil)
 
 // It also tells `skillfs status` how each stdio server last ended.
 var _ control.ExitReporter = (*vfs.Consent)(nil)
+var _ control.StderrReporter = (*vfs.Consent)(nil)
 
 // startControl serves the control endpoint from before the mount is live
 // (starting reports whether it is not yet: starting.go); the returned

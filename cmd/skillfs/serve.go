@@ -142,7 +142,7 @@ func runServe(ctx context.Context, opts serveOptions) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	for _, p := range s.Problems() {
-		fmt.Fprintf(opts.stderr, "skillfs serve: skipped %s: %s\n", p.Path, p.Reason)
+		fmt.Fprintf(opts.stderr, "skillfs serve: warning: skipped %s: %s\n", p.Path, p.Reason)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -11,14 +11,24 @@ type ExitReporter interface {
 	Exits() map[string]*wire.ServerExit
 }
 
-// addExits fills each row's Exit when api reports them.
+// StderrReporter is an API that also counts what each stdio server wrote
+// to its stderr (vfs.Consent does); like exits, for `skillfs status` only.
+type StderrReporter interface {
+	Stderr() map[string]*wire.ServerStderr
+}
+
+// addExits fills each row's Exit and Stderr when api reports them.
 func addExits(api API, rows []ServerStatus) {
-	er, ok := api.(ExitReporter)
-	if !ok {
-		return
+	if er, ok := api.(ExitReporter); ok {
+		exits := er.Exits()
+		for i := range rows {
+			rows[i].Exit = exits[rows[i].Label]
+		}
 	}
-	exits := er.Exits()
-	for i := range rows {
-		rows[i].Exit = exits[rows[i].Label]
+	if sr, ok := api.(StderrReporter); ok {
+		stderr := sr.Stderr()
+		for i := range rows {
+			rows[i].Stderr = stderr[rows[i].Label]
+		}
 	}
 }

@@ -260,7 +260,7 @@ func checkConformance(t *testing.T, p *peer, fx *fixture, pageSize int) {
 	wantInvalidParams(t, "skills/list with a bad cursor", err)
 
 	for _, rel := range fx.refused {
-		line := fmt.Sprintf("skillfs serve: skipped %s: ", filepath.Join(fx.dir, filepath.FromSlash(rel)))
+		line := fmt.Sprintf("skillfs serve: warning: skipped %s: ", filepath.Join(fx.dir, filepath.FromSlash(rel)))
 		if !strings.Contains(p.stderr.String(), line) {
 			t.Errorf("stderr does not report %s; stderr:\n%s", rel, p.stderr)
 		}
@@ -289,7 +289,7 @@ func checkGetCacheable(t *testing.T, era, uri string, g *getResult) {
 func checkStderr(t *testing.T, stderr *lockedBuffer) {
 	t.Helper()
 	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
-		if line != "" && !strings.HasPrefix(line, "skillfs serve: skipped ") && !servingLine.MatchString(line) {
+		if line != "" && !strings.HasPrefix(line, "skillfs serve: warning: skipped ") && !servingLine.MatchString(line) {
 			t.Errorf("unexpected output on stderr: %s", line)
 		}
 	}

@@ -18,3 +18,18 @@ func (c *Consent) Exits() map[string]*wire.ServerExit {
 	}
 	return out
 }
+
+// Stderr maps each origin whose stdio server has written to its stderr to
+// what it wrote, counted, with its last warnings (resolver.Stderr), already
+// escaped. Like Exits it is the person's alone.
+func (c *Consent) Stderr() map[string]*wire.ServerStderr {
+	out := map[string]*wire.ServerStderr{}
+	for label, o := range c.all() {
+		x := o.res.Status().Stderr
+		if x.Lines == 0 {
+			continue
+		}
+		out[label] = &wire.ServerStderr{Lines: x.Lines, Warnings: x.Warnings, LastWarnings: x.LastWarnings}
+	}
+	return out
+}

@@ -76,7 +76,7 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		return nil, fmt.Errorf("start %s: cmd.Stdin and cmd.Stdout must be nil", name)
 	}
 	log := t.opts.logger()
-	p := &process{cmd: t.cmd, name: name, log: log, onExit: t.opts.OnExit, termGrace: cmp.Or(t.opts.termGrace, termGrace), exited: make(chan struct{}), drained: make(chan struct{})}
+	p := &process{cmd: t.cmd, name: name, log: log, onExit: t.opts.OnExit, onStderr: t.opts.OnStderr, termGrace: cmp.Or(t.opts.termGrace, termGrace), exited: make(chan struct{}), drained: make(chan struct{})}
 	if err := p.start(); err != nil {
 		return nil, err
 	}
@@ -108,7 +108,8 @@ type process struct {
 	ended     atomic.Bool
 	signalled atomic.Bool
 	onExit    func(Exit)
-	tail      stderrTail // the last lines of stderr, for onExit
+	onStderr  func(string) // Options.OnStderr, or nil
+	tail      stderrTail   // the last lines of stderr, for onExit
 }
 
 func (p *process) start() (err error) {
@@ -308,7 +309,7 @@ func (p *process) drainStderr() {
 		case errors.Is(err, bufio.ErrBufferFull):
 			if !long {
 				p.log.Info("stdio server stderr", "stderr", string(line)+"…")
-				p.tail.add(string(line) + "…")
+				p.line(string(line) + "…")
 			}
 			long = true
 			continue
@@ -317,12 +318,21 @@ func (p *process) drainStderr() {
 		default:
 			if s := string(trimEOL(line)); s != "" {
 				p.log.Info("stdio server stderr", "stderr", s)
-				p.tail.add(s)
+				p.line(s)
 			}
 		}
 		if err != nil {
 			return
 		}
+	}
+}
+
+// line keeps one line of stderr for the exit report and hands it to
+// onStderr.
+func (p *process) line(s string) {
+	p.tail.add(s)
+	if p.onStderr != nil {
+		p.onStderr(s)
 	}
 }
 

@@ -50,6 +50,11 @@ type Options struct {
 	// when the server ends on its own, with its exit status and the last
 	// lines of its stderr; not when Close stopped it.
 	OnExit func(Exit)
+	// OnStderr, for Command, is called with each line the server writes
+	// to its stderr while it runs (cut at 4 KiB, without its newline),
+	// exactly as written: the caller escapes it before anyone sees it.
+	// It is called from the one goroutine that reads stderr, in order.
+	OnStderr func(line string)
 	// termGrace, when set, replaces Command's termGrace (tests only).
 	termGrace time.Duration
 }

@@ -22,3 +22,17 @@ type ServerExit struct {
 	Stderr        []string `json:"stderr"`
 	StderrDropped int      `json:"stderr_dropped,omitempty"`
 }
+
+// ServerStderr is what a stdio server has written to its stderr since the
+// mount started, across its restarts, in `skillfs status`
+// (ServerStatus.Stderr). A line is a warning when it says so: a slog or
+// logfmt level of WARN or ERROR ("level=WARN", "level":"error"), or a
+// leading "warning", "warn", "error" or "fatal" word, after at most a
+// program name and a colon ("skillfs serve: warning: skipped ...").
+// LastWarnings are the last 10 of them, oldest first, each cut at 512
+// bytes as written and escaped as ServerExit.Stderr is.
+type ServerStderr struct {
+	Lines        int      `json:"lines"`
+	Warnings     int      `json:"warnings"`
+	LastWarnings []string `json:"last_warnings,omitempty"`
+}

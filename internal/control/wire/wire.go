@@ -309,6 +309,10 @@ type ServerStatus struct {
 	// Exit: the server (stdio) last ended on its own, and how; absent if
 	// it has not. Not in status.json (ServerExit says why).
 	Exit *ServerExit `json:"exit,omitempty"`
+	// Stderr counts what the server (stdio) wrote to its stderr since the
+	// mount started, with its last warnings; absent if it wrote nothing.
+	// Not in status.json, for the same reason as Exit.
+	Stderr *ServerStderr `json:"stderr,omitempty"`
 }
 
 // MetaDir is the generated directory at a mount's root, and
