@@ -1,0 +1,167 @@
+//go:build linux
+
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillfs/skillfs/integration/hostile"
+)
+
+// mcpSession starts `skillfs mcp ARGS` as a host would (a subprocess on
+// stdio) and connects to it; the session is closed, and the process
+// waited for, in t.Cleanup, which also checks that it exited 0.
+func mcpSession(t *testing.T, args ...string) (*mcp.ClientSession, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	cmd := exec.Command(skillfsBin, append([]string{"mcp"}, args...)...)
+	cmd.Stderr = logs
+	c := mcp.NewClient(&mcp.Implementation{Name: "skillfs-test", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		if cmd.Process != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		t.Fatalf("skillfs mcp: %v\n%s", err, logs.String())
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		if !cmd.ProcessState.Success() {
+			t.Errorf("skillfs mcp exited %v\n%s", cmd.ProcessState, logs.String())
+		}
+	})
+	return cs, logs
+}
+
+// callTool calls a tool and returns its text, content items joined by
+// "\x00", and whether it was a tool error.
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s %v: %v", name, args, err)
+	}
+	var parts []string
+	for _, c := range res.Content {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok {
+			t.Fatalf("%s %v: content %T, want text", name, args, c)
+		}
+		parts = append(parts, tc.Text)
+	}
+	return strings.Join(parts, "\x00"), res.IsError
+}
+
+// checkMCPTree is what both modes must show of functionalConfig's servers.
+func checkMCPTree(t *testing.T, cs *mcp.ClientSession) {
+	t.Helper()
+	ins := cs.InitializeResult().Instructions
+	for _, entry := range []string{
+		"<server>local</server>\n<name>alpha</name>\n<description>The first skill</description>\n<location>local/alpha/SKILL.md</location>",
+		"<server>local</server>\n<name>beta</name>\n<description>A nested skill</description>\n<location>local/team/beta/SKILL.md</location>",
+		"<server>evil</server>\n<name>" + hostile.HonestA + "</name>",
+		"<location>evil/" + hostile.HonestA + "/SKILL.md</location>",
+	} {
+		if !strings.Contains(ins, entry) {
+			t.Errorf("the instructions do not name %s:\n%s", entry, ins)
+		}
+	}
+	if strings.Contains(ins, hostile.NameMismatch+"/") {
+		t.Errorf("the instructions name the rejected skill %s:\n%s", hostile.NameMismatch, ins)
+	}
+	if !strings.Contains(ins, "read_skill_file") {
+		t.Errorf("the instructions do not say which tool reads a skill:\n%s", ins)
+	}
+
+	got, isErr := callTool(t, cs, "list_skill_files", map[string]any{"path": "local/alpha"})
+	want := "\"local/alpha\": 3 entries\nSKILL.md (" + strconv.Itoa(len(functionalFiles["alpha/SKILL.md"])) + " bytes)\nrefs/\nscripts/\n"
+	if isErr || got != want {
+		t.Errorf("list local/alpha: %q (isError %v), want %q", got, isErr, want)
+	}
+	for _, f := range []string{"alpha/SKILL.md", "alpha/scripts/run.sh", "team/beta/other.txt"} {
+		got, isErr := callTool(t, cs, "read_skill_file", map[string]any{"path": "local/" + f})
+		if isErr || got != functionalFiles[f] {
+			t.Errorf("read local/%s: %q (isError %v), want its bytes %q", f, got, isErr, functionalFiles[f])
+		}
+	}
+	for _, tc := range []struct{ path, want string }{
+		{"nobody/x/SKILL.md", "no such file or directory"},
+		{"local/alpha/missing.md", "no such file or directory"},
+		{"evil/" + hostile.NameMismatch + "/SKILL.md", "no such file or directory"},
+		{"../etc/passwd", `has a ".." name`},
+		{"/etc/passwd", "is absolute"},
+		{"local/alpha", "is a directory"},
+		// The server's bytes do not match the digest it listed.
+		{"evil/digest-mismatch/payload.txt", "read failed"},
+	} {
+		got, isErr := callTool(t, cs, "read_skill_file", map[string]any{"path": tc.path})
+		if !isErr || !strings.Contains(got, tc.want) {
+			t.Errorf("read %s: %q (isError %v), want a tool error saying %q", tc.path, got, isErr, tc.want)
+		}
+	}
+}
+
+// TestMCPStandalone: with no mount anywhere, `skillfs mcp` connects to the
+// servers itself and serves only verified bytes.
+func TestMCPStandalone(t *testing.T) {
+	t.Parallel()
+	cfg := functionalConfig(t)
+	cs, logs := mcpSession(t, "--config", cfg, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--startup-timeout", "10m")
+	checkMCPTree(t, cs)
+	got, _ := callTool(t, cs, "read_skill_file", map[string]any{"path": "evil/digest-mismatch/payload.txt"})
+	if !strings.Contains(got, "digest-mismatch") {
+		t.Errorf("the tampered file's error does not name the reason: %q", got)
+	}
+	if strings.Contains(logs.String(), "attached") {
+		t.Errorf("attached with no mount running:\n%s", logs.String())
+	}
+}
+
+// TestMCPAttachesToTheMount: with a mount of the same config running,
+// `skillfs mcp` reads through it: the servers see no second session.
+func TestMCPAttachesToTheMount(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, functionalFiles)
+	access := filepath.Join(t.TempDir(), "access.log")
+	cfg := writeConfig(t, map[string]any{
+		"local": stdioServe(dir, access),
+		"evil": hostileStdio(t, hostile.Options{Fixtures: []string{
+			hostile.HonestA, hostile.DigestMismatch, hostile.SizeShorter, hostile.NameMismatch,
+		}}),
+	}, nil)
+	m := startMount(t, cfg)
+	m.warnings = true // the hostile server's files are logged
+	cs, logs := mcpSession(t, "--config", cfg, "--cache-dir", m.Cache)
+	checkMCPTree(t, cs)
+	if !strings.Contains(logs.String(), "attached to the running mount") {
+		t.Errorf("did not attach to the mount at %s:\n%s", m.Dir, logs.String())
+	}
+	b, err := os.ReadFile(access)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "skills/list\n"); n != 1 {
+		t.Errorf("the server saw %d sessions, want the mount's one:\n%s", n, b)
+	}
+	// With --attach never it runs the servers itself, from the same cache.
+	cs2, logs2 := mcpSession(t, "--config", cfg, "--cache-dir", m.Cache, "--attach", "never", "--startup-timeout", "10m")
+	if got, isErr := callTool(t, cs2, "read_skill_file", map[string]any{"path": "local/alpha/SKILL.md"}); isErr || got != functionalFiles["alpha/SKILL.md"] {
+		t.Errorf("--attach never: %q (isError %v)", got, isErr)
+	}
+	if strings.Contains(logs2.String(), "attached") {
+		t.Errorf("--attach never attached:\n%s", logs2.String())
+	}
+}
