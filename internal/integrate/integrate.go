@@ -8,7 +8,9 @@
 //   - It changes only skillfs's part: a marked block of a Markdown file, a
 //     SessionStart hook object whose command is skillfs's, an entry of a
 //     JSON list of strings that skillfs added (its record names them), or
-//     a whole file skillfs created and marked (a Cursor rule). Everything
+//     a JSON object member skillfs wrote (an MCP server entry such as
+//     mcpServers.skillfs), or a whole file skillfs created and marked (a
+//     Cursor rule). Everything
 //     else keeps its value and order.
 //   - Apply with no parts takes skillfs's part out. It puts back the
 //     file's bytes from before skillfs first wrote it only when the file
@@ -25,6 +27,7 @@ package integrate
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -56,6 +59,13 @@ type Part struct {
 	// skillfs puts in it (JSON).
 	List  []string
 	Value string
+	// Member is the key path of a JSON object member, JSON the value
+	// skillfs gives it (JSON): an MCP server's entry, mcpServers.skillfs.
+	// A member of that name that skillfs did not write is the user's and
+	// is never overwritten; one skillfs wrote and someone changed since is
+	// left alone by a removal.
+	Member []string
+	JSON   json.RawMessage
 }
 
 // A File is one host file and what skillfs wants in it.
