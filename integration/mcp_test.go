@@ -3,9 +3,11 @@
 package integration
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillfs/skillfs/integration/hostile"
+	"github.com/skillfs/skillfs/internal/skill"
 )
 
 // mcpSession starts `skillfs mcp ARGS` as a host would (a subprocess on
@@ -24,6 +27,9 @@ func mcpSession(t *testing.T, args ...string) (*mcp.ClientSession, *syncBuffer) 
 	cmd := exec.Command(skillfsBin, append([]string{"mcp"}, args...)...)
 	cmd.Stderr = logs
 	c := mcp.NewClient(&mcp.Implementation{Name: "skillfs-test", Version: "1"}, nil)
+	if err := mcp.AddSendingCustomMethod[*mcpListParams, *mcpListResult](c, skill.MethodList); err != nil {
+		t.Fatal(err)
+	}
 	cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		if cmd.Process != nil {
@@ -126,6 +132,70 @@ func TestMCPStandalone(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "attached") {
 		t.Errorf("attached with no mount running:\n%s", logs.String())
+	}
+	checkMCPSkills(t, cs)
+}
+
+type mcpListParams struct {
+	mcp.ParamsBase
+	skill.ListParams
+}
+
+type mcpListResult struct {
+	mcp.ResultBase
+	skill.ListResult[json.RawMessage]
+}
+
+// checkMCPSkills checks the SEP-2640 face: skills/list names exactly the
+// skills the mount shows, under skill://LABEL/, with the origin's sizes
+// and digests; resources/read returns verified bytes and refuses the
+// tampered file.
+func checkMCPSkills(t *testing.T, cs *mcp.ClientSession) {
+	t.Helper()
+	if _, ok := cs.InitializeResult().Capabilities.Extensions[skill.ExtensionID]; !ok {
+		t.Fatalf("skillfs mcp does not declare the skills extension")
+	}
+	res, err := mcp.CallCustomMethod[*mcpListParams, *mcpListResult](t.Context(), cs, skill.MethodList, &mcpListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	sizes := map[string]int64{}
+	for _, raw := range res.Skills {
+		var e struct {
+			URI       string `json:"uri"`
+			Resources []struct {
+				URI    string `json:"uri"`
+				Digest string `json:"digest"`
+				Size   int64  `json:"size"`
+			} `json:"resources"`
+		}
+		if err := json.Unmarshal(raw, &e); err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, e.URI)
+		for _, r := range e.Resources {
+			sizes[r.URI] = r.Size
+			if !strings.HasPrefix(r.Digest, "sha256:") {
+				t.Errorf("%s: digest %q", r.URI, r.Digest)
+			}
+		}
+	}
+	slices.Sort(uris)
+	want := []string{"skill://evil/digest-mismatch/SKILL.md", "skill://evil/" + hostile.HonestA + "/SKILL.md", "skill://evil/" + hostile.HonestB + "/SKILL.md",
+		"skill://evil/size-shorter/SKILL.md", "skill://local/alpha/SKILL.md", "skill://local/team/beta/SKILL.md"}
+	if !slices.Equal(uris, want) {
+		t.Errorf("skills/list: %q\nwant %q", uris, want)
+	}
+	if got := sizes["skill://local/alpha/scripts/run.sh"]; got != int64(len(functionalFiles["alpha/scripts/run.sh"])) {
+		t.Errorf("the size of run.sh in skills/list: %d", got)
+	}
+	rr, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "skill://local/alpha/SKILL.md"})
+	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != functionalFiles["alpha/SKILL.md"] {
+		t.Errorf("resources/read SKILL.md: %v %+v", err, rr)
+	}
+	if rr, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "skill://evil/digest-mismatch/payload.txt"}); err == nil || !strings.Contains(err.Error(), "digest-mismatch") {
+		t.Errorf("resources/read of the tampered file: %v %+v, want an error naming digest-mismatch", err, rr)
 	}
 }
 

@@ -125,7 +125,7 @@ func runMCP(ctx context.Context, opts mcpOptions) error {
 	if !waitReady(ctx, v, opts.startupTimeout, log) {
 		return nil
 	}
-	srv, err := mcpserve.New(ctx, coreTree{v}, mcpserve.Options{Version: versionString(), Logger: log})
+	srv, err := mcpserve.New(ctx, coreTree{v}, mcpserve.Options{Version: versionString(), Logger: log, Skills: coreTree{v}})
 	if err != nil {
 		return err
 	}
@@ -230,6 +230,16 @@ func (t coreTree) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		return nil, treeErr(err)
 	}
 	return b, nil
+}
+
+// Skills are the skills the core places, for the SEP-2640 face.
+func (t coreTree) Skills(context.Context) ([]mcpserve.Skill, error) {
+	placed := t.v.PlacedSkills()
+	out := make([]mcpserve.Skill, 0, len(placed))
+	for _, p := range placed {
+		out = append(out, mcpserve.Skill{Label: p.Label, Path: p.Path, Entry: p.Entry, Files: p.Files})
+	}
+	return out, nil
 }
 
 func infoOf(name string, a vfs.Attr) mcpserve.Info {

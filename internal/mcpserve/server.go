@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillfs/skillfs/internal/skill"
 )
 
 // Bounds of what one answer carries.
@@ -56,6 +58,8 @@ type Options struct {
 	Root string
 	// Logger defaults to discarding.
 	Logger *slog.Logger
+	// Skills, when set, turns on the SEP-2640 face (sep.go).
+	Skills Skills
 }
 
 // Server is the MCP server over one Tree.
@@ -83,11 +87,20 @@ func New(ctx context.Context, tree Tree, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("read the catalog: %w", err)
 	}
 	s.Instructions = instructions(cat, opts.Root)
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
-		Logger:       opts.Logger,
-		Instructions: s.Instructions,
-	})
+	so := &mcp.ServerOptions{Logger: opts.Logger, Instructions: s.Instructions}
+	if opts.Skills != nil {
+		so.Capabilities = &mcp.ServerCapabilities{
+			Resources:  &mcp.ResourceCapabilities{},
+			Extensions: map[string]any{skill.ExtensionID: skill.Settings{}},
+		}
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, so)
 	s.addTools()
+	if opts.Skills != nil {
+		if err := s.addSEP(); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 

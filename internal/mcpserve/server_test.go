@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillfs/skillfs/internal/skill"
 )
 
 // memTree is a Tree of fixed files; a file whose content is "\x00EIO"
@@ -97,6 +99,12 @@ func connect(t *testing.T, tree Tree, opts Options) (*Server, *mcp.ClientSession
 	sctx, stop := context.WithCancel(ctx)
 	go func() { done <- s.Serve(sctx, st) }()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
+	if err := mcp.AddSendingCustomMethod[*clientListParams, *clientListResult](c, skill.MethodList); err != nil {
+		t.Fatal(err)
+	}
+	if err := mcp.AddSendingCustomMethod[*clientGetParams, *clientGetResult](c, skill.MethodGet); err != nil {
+		t.Fatal(err)
+	}
 	cs, err := c.Connect(ctx, ct, nil)
 	if err != nil {
 		stop()
