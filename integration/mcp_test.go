@@ -235,3 +235,22 @@ func TestMCPAttachesToTheMount(t *testing.T) {
 		t.Errorf("--attach never attached:\n%s", logs2.String())
 	}
 }
+
+// TestInspectorVerifiesMCP: MCP Inspector 2.12.0's `--verify` against
+// `skillfs mcp` (no mount), in both protocol eras, over the generated
+// corpus served by `skillfs serve`: every skill the mount would show is
+// reported verified under skill://team/, with every file, and no
+// conformance or frontmatter finding.
+func TestInspectorVerifiesMCP(t *testing.T) {
+	t.Parallel()
+	node, cli := inspectorCLI(t)
+	gen := t.TempDir()
+	genTree(t, gen, "team")
+	cfg := writeConfig(t, map[string]any{"team": stdioServe(gen, os.DevNull)}, nil)
+	target := []string{"--", skillfsBin, "mcp", "--config", cfg, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--startup-timeout", "10m"}
+	skills := []string{"skill://team/alpha/SKILL.md", "skill://team/only-team/SKILL.md", "skill://team/shared/refunds/SKILL.md",
+		"skill://team/team/beta/SKILL.md", "skill://team/team/beta/gamma/SKILL.md"}
+	for _, era := range []string{"legacy", "modern"} {
+		verifyWithInspector(t, node, cli, era, target, skills)
+	}
+}
