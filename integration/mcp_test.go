@@ -226,6 +226,7 @@ func TestMCPAttachesToTheMount(t *testing.T) {
 	if n := strings.Count(string(b), "skills/list\n"); n != 1 {
 		t.Errorf("the server saw %d sessions, want the mount's one:\n%s", n, b)
 	}
+	checkMCPSkills(t, cs)
 	// With --attach never it runs the servers itself, from the same cache.
 	cs2, logs2 := mcpSession(t, "--config", cfg, "--cache-dir", m.Cache, "--attach", "never", "--startup-timeout", "10m")
 	if got, isErr := callTool(t, cs2, "read_skill_file", map[string]any{"path": "local/alpha/SKILL.md"}); isErr || got != functionalFiles["alpha/SKILL.md"] {
@@ -240,7 +241,8 @@ func TestMCPAttachesToTheMount(t *testing.T) {
 // `skillfs mcp` (no mount), in both protocol eras, over the generated
 // corpus served by `skillfs serve`: every skill the mount would show is
 // reported verified under skill://team/, with every file, and no
-// conformance or frontmatter finding.
+// conformance or frontmatter finding; then the same with a mount of that
+// config running, which skillfs mcp attaches to.
 func TestInspectorVerifiesMCP(t *testing.T) {
 	t.Parallel()
 	node, cli := inspectorCLI(t)
@@ -252,5 +254,19 @@ func TestInspectorVerifiesMCP(t *testing.T) {
 		"skill://team/team/beta/SKILL.md", "skill://team/team/beta/gamma/SKILL.md"}
 	for _, era := range []string{"legacy", "modern"} {
 		verifyWithInspector(t, node, cli, era, target, skills)
+	}
+
+	// With a mount of the same config running, attached to it: the same
+	// skills, verified the same. The Inspector starts the server with a
+	// few variables of its own environment; XDG_RUNTIME_DIR is where the
+	// mount's control socket is.
+	m := startMount(t, cfg)
+	logFile := filepath.Join(t.TempDir(), "mcp.log")
+	target = []string{"-e", "XDG_RUNTIME_DIR=" + os.Getenv("XDG_RUNTIME_DIR"), "--", skillfsBin, "mcp", "--config", cfg, "--cache-dir", m.Cache, "--log-file", logFile}
+	for _, era := range []string{"legacy", "modern"} {
+		verifyWithInspector(t, node, cli, era, target, skills)
+	}
+	if b, _ := os.ReadFile(logFile); !strings.Contains(string(b), "attached to the running mount") {
+		t.Errorf("skillfs mcp did not attach to the mount at %s:\n%s", m.Dir, b)
 	}
 }

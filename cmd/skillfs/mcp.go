@@ -9,6 +9,8 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +19,7 @@ import (
 	"github.com/skillfs/skillfs/internal/control"
 	"github.com/skillfs/skillfs/internal/control/wire"
 	"github.com/skillfs/skillfs/internal/mcpserve"
+	"github.com/skillfs/skillfs/internal/skill"
 	"github.com/skillfs/skillfs/internal/vfs"
 )
 
@@ -110,9 +113,9 @@ func runMCP(ctx context.Context, opts mcpOptions) error {
 	}
 	origins.IdentityKey = st.IdentityKey
 	if opts.attach == "auto" {
-		if mnt := findSameMount(ctx, root, origins.Config, log); mnt != "" {
+		if c := findSameMount(ctx, root, origins.Config, log); c != nil {
 			st.Close()
-			return serveAttached(ctx, mnt, log)
+			return serveAttached(ctx, c, log)
 		}
 	}
 	defer st.Close()
@@ -133,14 +136,16 @@ func runMCP(ctx context.Context, opts mcpOptions) error {
 	return srv.ServeStdio(ctx)
 }
 
-// serveAttached serves the tree of the mount at mnt by reading its files.
-func serveAttached(ctx context.Context, mnt string, log *slog.Logger) error {
+// serveAttached serves the tree of the mount c controls by reading its
+// files, and its skills' entries from its control socket.
+func serveAttached(ctx context.Context, c *control.Client, log *slog.Logger) error {
+	mnt := c.Mountpoint
 	tree, err := mcpserve.OpenDirTree(mnt)
 	if err != nil {
 		return err
 	}
 	defer tree.Close()
-	srv, err := mcpserve.New(ctx, tree, mcpserve.Options{Version: versionString(), Logger: log, Root: mnt})
+	srv, err := mcpserve.New(ctx, tree, mcpserve.Options{Version: versionString(), Logger: log, Root: mnt, Skills: &mountSkills{c: c}})
 	if err != nil {
 		return fmt.Errorf("the mount at %s: %w", mnt, err)
 	}
@@ -151,10 +156,10 @@ func serveAttached(ctx context.Context, mnt string, log *slog.Logger) error {
 // findSameMount returns the directory of a live mount that serves the same
 // servers (labels and keyed identities, which cover command, URL, env and
 // headers) from the same cache, or "" when there is none.
-func findSameMount(ctx context.Context, root string, cfg *config.Config, log *slog.Logger) string {
+func findSameMount(ctx context.Context, root string, cfg *config.Config, log *slog.Logger) *control.Client {
 	want := originKeys(cfg)
 	clients, _ := control.Clients(control.Dirs(root))
-	var found []string
+	var found []*control.Client
 	for _, c := range clients {
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		rep, err := c.Status(sctx)
@@ -172,17 +177,70 @@ func findSameMount(ctx context.Context, root string, cfg *config.Config, log *sl
 		}
 		slices.Sort(got)
 		if slices.Equal(got, want) {
-			found = append(found, c.Mountpoint)
+			found = append(found, c)
 		}
 	}
 	if len(found) == 0 {
-		return ""
+		return nil
 	}
-	slices.Sort(found)
+	slices.SortFunc(found, func(a, b *control.Client) int { return strings.Compare(a.Mountpoint, b.Mountpoint) })
 	if len(found) > 1 {
-		log.Info("more than one mount serves this config; attaching to the first", "path", found[0], "mounts", found)
+		log.Info("more than one mount serves this config; attaching to the first", "path", found[0].Mountpoint, "mounts", len(found))
 	}
 	return found[0]
+}
+
+// mountSkills are a running mount's placed skills, as its control socket
+// describes them (index rows, then each skill's inspection), for the
+// SEP-2640 face in attach mode. An answer is kept for mountSkillsFor, so
+// that a client paging through skills/list and reading files does not ask
+// the mount about every skill for every request.
+type mountSkills struct {
+	c    *control.Client
+	mu   sync.Mutex
+	at   time.Time
+	last []mcpserve.Skill
+}
+
+const mountSkillsFor = 2 * time.Second
+
+func (m *mountSkills) Skills(ctx context.Context) ([]mcpserve.Skill, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.last != nil && time.Since(m.at) < mountSkillsFor {
+		return m.last, nil
+	}
+	rows, err := m.c.Skills(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("ask the mount at %s for its skills: %w", m.c.Mountpoint, err)
+	}
+	out := []mcpserve.Skill{}
+	for _, r := range rows {
+		if r.State != wire.SkillAvailable && r.State != wire.SkillFailed {
+			continue // pending, rejected, removed, and dynamic (unverified)
+		}
+		ins, err := m.c.Inspect(ctx, wire.SkillRef{Origin: r.Origin, URI: r.URI})
+		if err != nil {
+			return nil, fmt.Errorf("ask the mount at %s about %s: %w", m.c.Mountpoint, r.URI, err)
+		}
+		e, err := skill.ParseEntry(ins.Entry)
+		if err != nil || len(ins.Files) != len(e.Resources) {
+			return nil, fmt.Errorf("the mount at %s describes %s oddly (%v)", m.c.Mountpoint, r.URI, err)
+		}
+		sk := mcpserve.Skill{Label: r.Origin, Entry: e}
+		for i, f := range ins.Files {
+			sk.Files = append(sk.Files, f.Path)
+			if e.Resources[i].URI == e.URI {
+				sk.Path = f.Path
+			}
+		}
+		if sk.Path == "" {
+			sk.Path = path.Join(r.Path, "SKILL.md")
+		}
+		out = append(out, sk)
+	}
+	m.last, m.at = out, time.Now()
+	return out, nil
 }
 
 func originKeys(cfg *config.Config) []string {
