@@ -73,7 +73,7 @@ every part of skillfs's for the host and nothing else.
                the catalog; run --write again when skills change
   generic      prints the catalog to paste into a system prompt
 
-With --mcp (claude-code, gemini, cursor) no mount is needed: the host is
+With --mcp (claude-code, codex, gemini, cursor) no mount is needed: the host is
 given skillfs mcp as an MCP server named "skillfs", run as BIN mcp (with
 --config and --cache-dir when given), which serves the same verified skills
 through its tools, list_skill_files and read_skill_file, and the catalog in
@@ -82,6 +82,8 @@ its instructions:
   claude-code  mcpServers.skillfs in ~/.claude.json ($CLAUDE_CONFIG_DIR/.claude.json,
                user scope), and the allow rules mcp__skillfs__list_skill_files
                and mcp__skillfs__read_skill_file in settings.json
+  codex        a marked block with [mcp_servers.skillfs] at the end of
+               ~/.codex/config.toml ($CODEX_HOME/config.toml)
   gemini       mcpServers.skillfs in ~/.gemini/settings.json, trust: true
   cursor       mcpServers.skillfs in ~/.cursor/mcp.json
 
@@ -208,6 +210,10 @@ func mountIntegrationFiles(ctx context.Context, host string, o integrateOptions,
 			f.Parts = []integrate.Part{{Block: body}}
 		}
 		files = append(files, f)
+		if !o.remove {
+			// The other form's file: its MCP server goes.
+			files = append(files, integrate.File{Host: host, Path: filepath.Join(dir, "config.toml"), Kind: integrate.TOML})
+		}
 	case "cursor":
 		project := o.project
 		if project == "" {
@@ -299,7 +305,7 @@ func showIntegration(out io.Writer, host string, files []integrate.File) error {
 			continue
 		}
 		switch f.Kind {
-		case integrate.JSON:
+		case integrate.JSON, integrate.TOML:
 			b, err := integrate.Preview(f)
 			if err != nil {
 				return err
@@ -371,7 +377,7 @@ func (o integrateOptions) snapshot(ctx context.Context, host string) (string, st
 }
 
 // mcpHosts are the hosts `integrate --mcp` registers skillfs mcp with.
-var mcpHosts = []string{"claude-code", "gemini", "cursor"}
+var mcpHosts = []string{"claude-code", "codex", "gemini", "cursor"}
 
 // mcpServerName is the name the hosts know skillfs mcp by: Claude Code's
 // tools are then mcp__skillfs__read_skill_file and so on.
@@ -435,10 +441,36 @@ func mcpIntegrationFiles(host string, o integrateOptions, home string) ([]integr
 		}
 		gm := integrate.File{Host: host, Path: filepath.Join(home, ".gemini", "GEMINI.md"), Kind: integrate.Markdown}
 		return []integrate.File{gm, settings}, nil
+	case "codex":
+		dir := cmp.Or(os.Getenv("CODEX_HOME"), filepath.Join(home, ".codex"))
+		conf := integrate.File{Host: host, Path: filepath.Join(dir, "config.toml"), Kind: integrate.TOML}
+		if server == nil {
+			return []integrate.File{conf}, nil
+		}
+		var b strings.Builder
+		b.WriteString("[mcp_servers." + mcpServerName + "]\ncommand = " + tomlString(server["command"].(string)) + "\nargs = [")
+		for i, a := range server["args"].([]string) {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(tomlString(a))
+		}
+		b.WriteString("]\n")
+		conf.Parts = []integrate.Part{{Block: b.String()}}
+		return []integrate.File{{Host: host, Path: filepath.Join(dir, "AGENTS.md"), Kind: integrate.Markdown}, conf}, nil
 	case "cursor":
 		return []integrate.File{member(integrate.File{Host: host, Path: filepath.Join(home, ".cursor", "mcp.json"), Kind: integrate.JSON}, nil)}, nil
 	}
 	return nil, nil
+}
+
+// tomlString is s as a TOML basic string: JSON's escapes are TOML's.
+func tomlString(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // mcpCommand is how a host runs skillfs mcp: this binary by its absolute

@@ -327,6 +327,9 @@ func TestIntegrateRefusals(t *testing.T) {
 // Read rule. A second --write changes nothing; --remove restores every
 // file byte for byte, or removes the one skillfs created; a write of the
 // mount's form takes the MCP server out.
+// strconvQuote is s as a JSON (and so a TOML basic) string.
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
 func TestIntegrateMCP(t *testing.T) {
 	bin, _ := os.Executable()
 	bin, _ = filepath.EvalSymlinks(bin)
@@ -408,7 +411,35 @@ func TestIntegrateMCP(t *testing.T) {
 		t.Errorf("--remove left ~/.cursor/mcp.json, which skillfs created: %s", b)
 	}
 
-	for _, args := range [][]string{{"codex", "--mcp"}, {"claude-code", "--mcp", "--import"}, {"claude-code", "--config", cfg}} {
+	codex := "model = \"gpt-5\"\n\n[model_providers.fake]\nname = \"fake\"\n"
+	os.MkdirAll(filepath.Join(home, ".codex"), 0o755)
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(codex), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustIntegrate(t, "codex", "--mcp", "--write", "--config", cfg)
+	toml := string(readOrNil(t, filepath.Join(home, ".codex", "config.toml")))
+	block := "\n# skillfs:begin: added by `skillfs integrate codex`; remove with `skillfs integrate codex --remove`\n[mcp_servers.skillfs]\ncommand = " +
+		strconvQuote(bin) + "\nargs = [\"mcp\", \"--config\", " + strconvQuote(cfg) + "]\n# skillfs:end\n"
+	if toml != codex+block {
+		t.Errorf("config.toml:\n%s\nwant\n%s", toml, codex+block)
+	}
+	if out := mustIntegrate(t, "codex", "--mcp", "--write", "--config", cfg); !strings.Contains(out, "nothing changed") {
+		t.Errorf("a second --write: %s", out)
+	}
+	mustIntegrate(t, "codex", "--remove")
+	if b := readOrNil(t, filepath.Join(home, ".codex", "config.toml")); string(b) != codex {
+		t.Errorf("--remove did not restore config.toml:\n%s", b)
+	}
+	own := codex + "\n[mcp_servers.skillfs]\ncommand = \"mine\"\n"
+	os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(own), 0o600)
+	if _, err := runIntegrateCmd(t, "codex", "--mcp", "--write"); err == nil || !strings.Contains(err.Error(), "not skillfs's") {
+		t.Errorf("codex --mcp over the user's own [mcp_servers.skillfs]: %v", err)
+	}
+	if b := readOrNil(t, filepath.Join(home, ".codex", "config.toml")); string(b) != own {
+		t.Errorf("the refusal changed config.toml:\n%s", b)
+	}
+
+	for _, args := range [][]string{{"generic", "--mcp"}, {"claude-code", "--mcp", "--import"}, {"claude-code", "--config", cfg}} {
 		if _, err := runIntegrateCmd(t, args...); err == nil || !strings.Contains(err.Error(), "--") {
 			t.Errorf("integrate %q: %v, want a usage error", args, err)
 		}

@@ -46,6 +46,9 @@ const (
 	JSON
 	// Whole: the whole file is skillfs's, marked by its marker line.
 	Whole
+	// TOML: a block between marker comments (Codex's config.toml). The
+	// block's tables must not be in the file outside it.
+	TOML
 )
 
 // A Part is one thing skillfs keeps in a file.
@@ -230,6 +233,18 @@ func edit(f File, cur []byte, existed bool, added map[string][]string) ([]byte, 
 			body = p.Block
 		}
 		return withBlock(cur, f.Host, body, len(f.Parts) > 0), nil, nil
+	case TOML:
+		var body string
+		for _, p := range f.Parts {
+			body = p.Block
+		}
+		next := tomlMarks.withBlock(cur, f.Host, "", false)
+		for _, line := range strings.Split(body, "\n") {
+			if h := strings.TrimSpace(line); strings.HasPrefix(h, "[") && tableIn(next, h) {
+				return nil, nil, fmt.Errorf("integrate: %s already has %s, not skillfs's: left alone (remove it, then run this again)", f.Path, h)
+			}
+		}
+		return tomlMarks.withBlock(cur, f.Host, body, len(f.Parts) > 0), nil, nil
 	case Whole:
 		if existed && !bytes.Contains(cur, []byte(Mark(f.Host))) {
 			return nil, nil, fmt.Errorf("integrate: %s exists and is not skillfs's: left alone", f.Path)
@@ -240,6 +255,18 @@ func edit(f File, cur []byte, existed bool, added map[string][]string) ([]byte, 
 		return []byte(f.Parts[0].Block), nil, nil
 	}
 	return editJSON(f, cur, existed, added)
+}
+
+// tableIn reports whether the TOML text b has the table header h on a
+// line of its own (spaces aside).
+func tableIn(b []byte, h string) bool {
+	want := strings.ReplaceAll(h, " ", "")
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.ReplaceAll(strings.TrimSpace(line), " ", "") == want {
+			return true
+		}
+	}
+	return false
 }
 
 // read returns the bytes and mode of path (through a symlink), and
