@@ -350,7 +350,13 @@ func (f *fakeModel) gemini(w http.ResponseWriter, r *http.Request, req map[strin
 // openai answers a Responses API request (Codex streams it).
 func (f *fakeModel) openai(w http.ResponseWriter, req map[string]any) {
 	var item map[string]any
+	if ns, name, ok := strings.Cut(f.tool, "/"); ok {
+		item = f.openaiNamespaced(req, ns, name)
+	}
 	for _, tool := range []string{"exec_command", "shell"} {
+		if f.tool != "" {
+			break
+		}
 		schema, ok := findTool(req["tools"], tool)
 		if !ok {
 			continue
@@ -391,6 +397,43 @@ func (f *fakeModel) openai(w http.ResponseWriter, req map[string]any) {
 		[2]any{"response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item}},
 		[2]any{"response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item}},
 		[2]any{"response.completed", map[string]any{"type": "response.completed", "response": map[string]any{"id": "resp_1", "status": "completed", "usage": usage}}})
+}
+
+// openaiNamespaced is the next call of tool name in the namespace ns (how
+// Codex offers an MCP server's tools: a namespace mcp__SERVER), or nil
+// once every file was read.
+func (f *fakeModel) openaiNamespaced(req map[string]any, ns, name string) map[string]any {
+	list, _ := req["tools"].([]any)
+	offered := false
+	for _, t := range list {
+		m, _ := t.(map[string]any)
+		if m["type"] == "namespace" && m["name"] == ns {
+			_, offered = findTool(m["tools"], name)
+		}
+	}
+	if !offered {
+		return nil
+	}
+	var results []string
+	input, _ := req["input"].([]any)
+	for _, it := range input {
+		m, _ := it.(map[string]any)
+		if m["type"] == "function_call_output" {
+			out, _ := m["output"].(string)
+			if out == "" {
+				b, _ := json.Marshal(m["output"])
+				out = string(b)
+			}
+			results = append(results, out)
+		}
+	}
+	i := f.next(results)
+	if i >= len(f.reads) {
+		return nil
+	}
+	a, _ := json.Marshal(map[string]any{"path": f.reads[i]})
+	return map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%02d", i), "call_id": fmt.Sprintf("call_%02d", i),
+		"name": name, "namespace": ns, "arguments": string(a), "status": "completed"}
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -15,16 +15,33 @@ import (
 	"time"
 )
 
-// TestRealHostMCP: Claude Code, as npm ships it, set up only by `skillfs
-// integrate claude-code --mcp --write`, with no FUSE mount anywhere, runs
-// one prompt offline against the fake model API. The model's first request
-// carries the catalog (skillfs mcp's instructions name every skill, its
-// server and its path) but not the skill waiting for approval; the model
-// calls mcp__skillfs__read_skill_file on a SKILL.md and a script, and the
-// tool results in the next requests carry their exact bytes.
+// TestRealHostMCP: Claude Code and Codex, as npm ships them, each set up
+// only by `skillfs integrate HOST --mcp --write`, with no FUSE mount
+// anywhere, run one prompt offline against the fake model API. The model's
+// first request carries the catalog (skillfs mcp's instructions name every
+// skill, its server and its path) but not the skill waiting for approval;
+// the model calls the host's name for read_skill_file on a SKILL.md and a
+// script, and the tool results in the next requests carry their exact
+// bytes (less the host's own framing: Codex's "Wall time" header).
 func TestRealHostMCP(t *testing.T) {
 	t.Parallel()
 	dir := installHosts(t)
+	for _, h := range []struct {
+		host agentHost
+		// tool is the fake model's name for the read tool (fakeModel.tool).
+		tool string
+	}{
+		{agentHosts[0], "mcp__skillfs__read_skill_file"},
+		{agentHosts[2], "mcp__skillfs/read_skill_file"},
+	} {
+		t.Run(h.host.name, func(t *testing.T) {
+			t.Parallel()
+			testRealHostMCP(t, dir, h.host, h.tool)
+		})
+	}
+}
+
+func testRealHostMCP(t *testing.T, dir string, h agentHost, tool string) {
 	home := t.TempDir()
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
@@ -42,18 +59,17 @@ func TestRealHostMCP(t *testing.T) {
 		"skillfs":    map[string]any{"servers": map[string]any{"vetted": map[string]any{"approval": "required"}}},
 	})
 	writeTree(t, filepath.Join(home, ".config", "skillfs"), map[string]string{"config.json": string(cfg)})
-	writeTree(t, filepath.Join(home, ".claude"), map[string]string{"settings.json": `{"permissions": {"deny": ["Bash(rm:*)"]}}` + "\n"})
 	project := filepath.Join(home, "project")
 	writeTree(t, project, map[string]string{"README.md": "a project\n"})
 
-	if out, errOut, code := ctl(t, env, "integrate", "claude-code", "--mcp", "--write"); code != 0 {
-		t.Fatalf("skillfs integrate claude-code --mcp --write: exit %d\n%s%s", code, out, errOut)
-	}
-
 	reads := []string{"team/alpha/SKILL.md", "team/alpha/scripts/run.sh"}
 	want := []string{string(files["alpha/SKILL.md"]), string(files["alpha/scripts/run.sh"])}
-	fake := newFakeModelTool(t, "mcp__skillfs__read_skill_file", reads...)
-	h := agentHosts[0] // claude-code
+	fake := newFakeModelTool(t, tool, reads...)
+	h.setup(t, home, fake.url) // the user's own settings
+	if out, errOut, code := ctl(t, env, "integrate", h.name, "--mcp", "--write"); code != 0 {
+		t.Fatalf("skillfs integrate %s --mcp --write: exit %d\n%s%s", h.name, code, out, errOut)
+	}
+
 	argv := h.command(dir, "Use the alpha skill: read its SKILL.md and its script.")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // bounds a hang only
 	defer cancel()
@@ -71,15 +87,15 @@ func TestRealHostMCP(t *testing.T) {
 		log.WriteString(r.Path + " " + string(r.Body[:min(len(r.Body), 3000)]) + "\n")
 	}
 	if err != nil {
-		t.Fatalf("claude: %v\n%s\nthe model API saw %d requests:\n%s", err, out.String(), len(reqs), log.String())
+		t.Fatalf("%s: %v\n%s\nthe model API saw %d requests:\n%s", h.name, err, out.String(), len(reqs), log.String())
 	}
 	for _, p := range fake.problems() {
 		t.Errorf("the fake model: %s", p)
 	}
 	first := ""
 	for _, r := range reqs {
-		if bytes.Contains(r.Body, []byte(fake.tool)) && bytes.Contains(r.Body, []byte("Use the alpha skill")) {
-			first = string(r.Body)
+		if body := plainJSON(r.Body); strings.Contains(body, "read_skill_file") && strings.Contains(body, "Use the alpha skill") {
+			first = body
 			break
 		}
 	}
@@ -108,11 +124,45 @@ func TestRealHostMCP(t *testing.T) {
 			t.Errorf("the host never returned a result for reading %s", p)
 			continue
 		}
-		if got != want[i] {
+		if got = unframeMCP(got); got != want[i] {
 			t.Errorf("%s on %s returned\n%q\nwant the file's bytes\n%q", fake.tool, p, got, want[i])
 		}
 	}
 	if t.Failed() {
-		t.Logf("claude said:\n%s\nthe model API saw:\n%s", out.String(), log.String())
+		t.Logf("%s said:\n%s\nthe model API saw:\n%s", h.name, out.String(), log.String())
 	}
+}
+
+// plainJSON is a request body re-encoded without HTML escapes (Codex
+// writes < as \u003c), so that the catalog's elements can be found in it.
+func plainJSON(b []byte) string {
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return string(b)
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return out.String()
+}
+
+// unframeMCP is the text of an MCP tool's result as a host hands it back:
+// Claude Code the text itself, Codex a JSON list of input_text items whose
+// first is its own "Wall time" header.
+func unframeMCP(out string) string {
+	var items []struct {
+		Type, Text string
+	}
+	if json.Unmarshal([]byte(out), &items) != nil {
+		return out
+	}
+	var b strings.Builder
+	for _, it := range items {
+		if strings.HasPrefix(it.Text, "Wall time:") {
+			continue
+		}
+		b.WriteString(it.Text)
+	}
+	return b.String()
 }
