@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillfs/skillfs/internal/render"
 	"github.com/skillfs/skillfs/internal/skill"
 )
 
@@ -108,8 +109,8 @@ func New(ctx context.Context, tree Tree, opts Options) (*Server, error) {
 // paragraph, its locations made relative to root, bounded.
 func instructions(cat []byte, root string) string {
 	body := string(cat)
-	if _, rest, ok := strings.Cut(body, "\n\n"); ok {
-		body = rest
+	if rest, ok := strings.CutPrefix(body, render.CatalogInstructions+"\n\n"); ok {
+		body = rest // it speaks of file tools
 	}
 	if root = strings.TrimSuffix(root, "/"); root != "" {
 		// The catalog writes each location as an element (XML) or a code

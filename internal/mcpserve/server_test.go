@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillfs/skillfs/internal/render"
 	"github.com/skillfs/skillfs/internal/skill"
 )
 
@@ -83,7 +84,7 @@ func (m memTree) ReadFile(_ context.Context, p string) ([]byte, error) {
 	return []byte(c), nil
 }
 
-const testCatalog = "The skills below are mounted; read them with your file-reading tool.\n\n" +
+var testCatalog = render.CatalogInstructions + "\n\n" +
 	"<available_skills>\n<skill>\n<server>acme</server>\n<name>refunds</name>\n<description>Refunds.</description>\n" +
 	"<location>/mnt/skills/acme/billing/refunds/SKILL.md</location>\n</skill>\n</available_skills>\n"
 
