@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,6 +26,9 @@ import (
 type fakeModel struct {
 	url   string
 	reads []string // the absolute paths to ask the host to read, in order
+	// tool is the Anthropic-shaped host's tool to read with: "Read" when
+	// empty (an MCP server's tool is mcp__SERVER__TOOL in Claude Code).
+	tool string
 
 	mu      sync.Mutex
 	bodies  []fakeRequest
@@ -39,11 +43,17 @@ type fakeRequest struct {
 
 func newFakeModel(t *testing.T, reads ...string) *fakeModel {
 	t.Helper()
+	return newFakeModelTool(t, "", reads...)
+}
+
+// newFakeModelTool is newFakeModel reading with tool (fakeModel.tool).
+func newFakeModelTool(t *testing.T, tool string, reads ...string) *fakeModel {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeModel{url: "http://" + ln.Addr().String(), reads: reads, results: map[int]string{}}
+	f := &fakeModel{url: "http://" + ln.Addr().String(), reads: reads, tool: tool, results: map[int]string{}}
 	srv := &http.Server{Handler: http.HandlerFunc(f.serve)}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
@@ -190,26 +200,52 @@ func pathParam(schema map[string]any) string {
 	return "file_path"
 }
 
+// Claude Code's tool that loads a deferred tool's schema, and the id of
+// the fake model's call to it.
+const (
+	toolSearch = "ToolSearch"
+	searchID   = "toolu_search"
+)
+
 // anthropic answers a Messages API request, streamed or not.
 func (f *fakeModel) anthropic(w http.ResponseWriter, req map[string]any) {
 	var content []map[string]any
 	stop := "end_turn"
-	if schema, ok := findTool(req["tools"], "Read"); ok {
+	tool := cmp.Or(f.tool, "Read")
+	schema, offered := findTool(req["tools"], tool)
+	_, search := findTool(req["tools"], toolSearch)
+	// Claude Code defers an MCP server's tools: a model loads them with
+	// ToolSearch ("select:NAME") first, as this one does.
+	if offered || search && f.tool != "" {
 		var results []string
+		searched := false
 		msgs, _ := req["messages"].([]any)
 		for _, m := range msgs {
 			blocks, _ := m.(map[string]any)["content"].([]any)
 			for _, b := range blocks {
 				bm, _ := b.(map[string]any)
-				if bm["type"] == "tool_result" {
-					results = append(results, anthropicText(bm["content"]))
+				if bm["type"] != "tool_result" {
+					continue
 				}
+				if bm["tool_use_id"] == searchID {
+					searched = true
+					continue
+				}
+				results = append(results, anthropicText(bm["content"]))
 			}
 		}
-		if i := f.next(results); i < len(f.reads) {
+		switch i := f.next(results); {
+		case i >= len(f.reads):
+		case offered:
 			content = append(content, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%02d", i),
-				"name": "Read", "input": map[string]any{pathParam(schema): f.reads[i]}})
+				"name": tool, "input": map[string]any{pathParam(schema): f.reads[i]}})
 			stop = "tool_use"
+		case !searched:
+			content = append(content, map[string]any{"type": "tool_use", "id": searchID,
+				"name": toolSearch, "input": map[string]any{"query": "select:" + tool}})
+			stop = "tool_use"
+		default:
+			f.fail("%s is not offered after %s loaded it", tool, toolSearch)
 		}
 	}
 	if content == nil {
@@ -314,7 +350,13 @@ func (f *fakeModel) gemini(w http.ResponseWriter, r *http.Request, req map[strin
 // openai answers a Responses API request (Codex streams it).
 func (f *fakeModel) openai(w http.ResponseWriter, req map[string]any) {
 	var item map[string]any
+	if ns, name, ok := strings.Cut(f.tool, "/"); ok {
+		item = f.openaiNamespaced(req, ns, name)
+	}
 	for _, tool := range []string{"exec_command", "shell"} {
+		if f.tool != "" {
+			break
+		}
 		schema, ok := findTool(req["tools"], tool)
 		if !ok {
 			continue
@@ -355,6 +397,43 @@ func (f *fakeModel) openai(w http.ResponseWriter, req map[string]any) {
 		[2]any{"response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item}},
 		[2]any{"response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item}},
 		[2]any{"response.completed", map[string]any{"type": "response.completed", "response": map[string]any{"id": "resp_1", "status": "completed", "usage": usage}}})
+}
+
+// openaiNamespaced is the next call of tool name in the namespace ns (how
+// Codex offers an MCP server's tools: a namespace mcp__SERVER), or nil
+// once every file was read.
+func (f *fakeModel) openaiNamespaced(req map[string]any, ns, name string) map[string]any {
+	list, _ := req["tools"].([]any)
+	offered := false
+	for _, t := range list {
+		m, _ := t.(map[string]any)
+		if m["type"] == "namespace" && m["name"] == ns {
+			_, offered = findTool(m["tools"], name)
+		}
+	}
+	if !offered {
+		return nil
+	}
+	var results []string
+	input, _ := req["input"].([]any)
+	for _, it := range input {
+		m, _ := it.(map[string]any)
+		if m["type"] == "function_call_output" {
+			out, _ := m["output"].(string)
+			if out == "" {
+				b, _ := json.Marshal(m["output"])
+				out = string(b)
+			}
+			results = append(results, out)
+		}
+	}
+	i := f.next(results)
+	if i >= len(f.reads) {
+		return nil
+	}
+	a, _ := json.Marshal(map[string]any{"path": f.reads[i]})
+	return map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%02d", i), "call_id": fmt.Sprintf("call_%02d", i),
+		"name": name, "namespace": ns, "arguments": string(a), "status": "completed"}
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

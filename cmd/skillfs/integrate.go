@@ -3,9 +3,11 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillfs/skillfs/internal/integrate"
+	"github.com/skillfs/skillfs/internal/mcpserve"
 	"github.com/skillfs/skillfs/internal/render"
 )
 
@@ -38,6 +41,10 @@ type integrateOptions struct {
 	mount, cacheDir, project string
 	write, remove, force     bool
 	claudeImport             bool
+	// mcp registers `skillfs mcp` as the host's MCP server instead of
+	// pointing it at a mount; configPath is the --config it is given.
+	mcp        bool
+	configPath string
 }
 
 func newIntegrateCommand() *cobra.Command {
@@ -66,6 +73,23 @@ every part of skillfs's for the host and nothing else.
                the catalog; run --write again when skills change
   generic      prints the catalog to paste into a system prompt
 
+With --mcp (claude-code, codex, gemini, cursor) no mount is needed: the host is
+given skillfs mcp as an MCP server named "skillfs", run as BIN mcp (with
+--config and --cache-dir when given), which serves the same verified skills
+through its tools, list_skill_files and read_skill_file, and the catalog in
+its instructions:
+
+  claude-code  mcpServers.skillfs in ~/.claude.json ($CLAUDE_CONFIG_DIR/.claude.json,
+               user scope), and the allow rules mcp__skillfs__list_skill_files
+               and mcp__skillfs__read_skill_file in settings.json
+  codex        a marked block with [mcp_servers.skillfs] at the end of
+               ~/.codex/config.toml ($CODEX_HOME/config.toml)
+  gemini       mcpServers.skillfs in ~/.gemini/settings.json, trust: true
+  cursor       mcpServers.skillfs in ~/.cursor/mcp.json
+
+One form at a time: a --write with --mcp takes out the mount's setup of the
+host, and one without takes out the MCP server. --remove takes out both.
+
 --remove puts a file back byte for byte only when it is exactly as skillfs
 left it and nobody else wrote it since skillfs first did; otherwise it takes
 out skillfs's block, hook, rule or directory entry and keeps the rest. Each
@@ -86,6 +110,12 @@ that is a symlink resolving outside your home directory is refused unless
 			if o.claudeImport && args[0] != "claude-code" {
 				return usageError(errors.New("integrate: --import is for claude-code"))
 			}
+			if o.mcp && (o.claudeImport || !slices.Contains(mcpHosts, args[0])) {
+				return usageError(fmt.Errorf("integrate: --mcp is for %s, without --import", strings.Join(mcpHosts, ", ")))
+			}
+			if o.configPath != "" && !o.mcp {
+				return usageError(errors.New("integrate: --config is the config `skillfs mcp` is given: it goes with --mcp"))
+			}
 			return runIntegrate(cmd.Context(), cmd.OutOrStdout(), args[0], o)
 		},
 	}
@@ -97,6 +127,8 @@ that is a symlink resolving outside your home directory is refused unless
 	f.StringVar(&o.mount, "mount", "", "the mount (`DIR`); needed when more than one is running")
 	f.StringVar(&o.cacheDir, "cache-dir", "", "the mount's --cache-dir, where its socket is when $XDG_RUNTIME_DIR is not set")
 	f.StringVar(&o.project, "project", "", "cursor: the project `DIR` (default the current directory)")
+	f.BoolVar(&o.mcp, "mcp", false, "register `skillfs mcp` as the host's MCP server (no mount needed) instead of pointing the host at a mount")
+	f.StringVar(&o.configPath, "config", "", "with --mcp: the config `FILE` skillfs mcp is given (default: its own default)")
 	return cmd
 }
 
@@ -104,6 +136,23 @@ that is a symlink resolving outside your home directory is refused unless
 // (no parts when removing). mnt is the mount's absolute path ("" when
 // removing).
 func integrationFiles(ctx context.Context, host string, o integrateOptions, home string) ([]integrate.File, error) {
+	switch {
+	case o.remove:
+		files, err := mountIntegrationFiles(ctx, host, o, home)
+		if err != nil {
+			return nil, err
+		}
+		more, err := mcpIntegrationFiles(host, o, home)
+		return append(files, more...), err
+	case o.mcp:
+		return mcpIntegrationFiles(host, o, home)
+	}
+	return mountIntegrationFiles(ctx, host, o, home)
+}
+
+// mountIntegrationFiles are integrationFiles of the forms that point the
+// host at a mount.
+func mountIntegrationFiles(ctx context.Context, host string, o integrateOptions, home string) ([]integrate.File, error) {
 	var files []integrate.File
 	switch host {
 	case "claude-code":
@@ -134,6 +183,10 @@ func integrationFiles(ctx context.Context, host string, o integrateOptions, home
 			settings.Parts = append(settings.Parts, integrate.Part{List: []string{"permissions", "allow"}, Value: "Read(/" + mnt + "/**)"})
 		}
 		files = append(files, settings, claudeMD)
+		if !o.remove {
+			// The other form's file: its MCP server goes.
+			files = append(files, integrate.File{Host: host, Path: claudeJSON(dir, home), Kind: integrate.JSON})
+		}
 	case "gemini":
 		gm := integrate.File{Host: host, Path: filepath.Join(home, ".gemini", "GEMINI.md"), Kind: integrate.Markdown}
 		settings := integrate.File{Host: host, Path: filepath.Join(home, ".gemini", "settings.json"), Kind: integrate.JSON}
@@ -157,6 +210,10 @@ func integrationFiles(ctx context.Context, host string, o integrateOptions, home
 			f.Parts = []integrate.Part{{Block: body}}
 		}
 		files = append(files, f)
+		if !o.remove {
+			// The other form's file: its MCP server goes.
+			files = append(files, integrate.File{Host: host, Path: filepath.Join(dir, "config.toml"), Kind: integrate.TOML})
+		}
 	case "cursor":
 		project := o.project
 		if project == "" {
@@ -248,7 +305,7 @@ func showIntegration(out io.Writer, host string, files []integrate.File) error {
 			continue
 		}
 		switch f.Kind {
-		case integrate.JSON:
+		case integrate.JSON, integrate.TOML:
 			b, err := integrate.Preview(f)
 			if err != nil {
 				return err
@@ -317,4 +374,125 @@ func (o integrateOptions) snapshot(ctx context.Context, host string) (string, st
 	}
 	return string(cat) + "\nThe live catalog is " + filepath.Join(mnt, render.MetaDir, render.CatalogFile) +
 		"; this copy was written by `skillfs integrate " + host + " --write`, run again when skills change.\n", mnt, nil
+}
+
+// mcpHosts are the hosts `integrate --mcp` registers skillfs mcp with.
+var mcpHosts = []string{"claude-code", "codex", "gemini", "cursor"}
+
+// mcpServerName is the name the hosts know skillfs mcp by: Claude Code's
+// tools are then mcp__skillfs__read_skill_file and so on.
+const mcpServerName = "skillfs"
+
+// claudeJSON is Claude Code's user-scope state and MCP config: .claude.json
+// in the home directory, or in CLAUDE_CONFIG_DIR when that is set.
+func claudeJSON(configDir, home string) string {
+	if os.Getenv("CLAUDE_CONFIG_DIR") != "" {
+		return filepath.Join(configDir, ".claude.json")
+	}
+	return filepath.Join(home, ".claude.json")
+}
+
+// mcpIntegrationFiles are the files that register skillfs mcp with host
+// (their parts empty when removing), and the files of the mount's form
+// that a --mcp write empties.
+func mcpIntegrationFiles(host string, o integrateOptions, home string) ([]integrate.File, error) {
+	var server map[string]any
+	if !o.remove {
+		cmd, args, err := o.mcpCommand()
+		if err != nil {
+			return nil, err
+		}
+		server = map[string]any{"command": cmd, "args": args}
+	}
+	member := func(f integrate.File, extra map[string]any) integrate.File {
+		if server == nil {
+			return f
+		}
+		v := maps.Clone(server)
+		maps.Copy(v, extra)
+		b, _ := json.Marshal(v)
+		f.Parts = append(f.Parts, integrate.Part{Member: []string{"mcpServers", mcpServerName}, JSON: b})
+		return f
+	}
+	switch host {
+	case "claude-code":
+		dir := cmp.Or(os.Getenv("CLAUDE_CONFIG_DIR"), filepath.Join(home, ".claude"))
+		if !filepath.IsAbs(dir) {
+			return nil, usageError(fmt.Errorf("integrate: CLAUDE_CONFIG_DIR=%s is not an absolute path: Claude Code's settings folder cannot be found from it", dir))
+		}
+		state := member(integrate.File{Host: host, Path: claudeJSON(dir, home), Kind: integrate.JSON}, map[string]any{"type": "stdio", "env": map[string]any{}})
+		if o.remove {
+			return []integrate.File{state}, nil
+		}
+		// In -p mode an MCP tool needs an allow rule; these name the two
+		// read tools only.
+		settings := integrate.File{Host: host, Path: filepath.Join(dir, "settings.json"), Kind: integrate.JSON}
+		for _, tool := range []string{mcpserve.ToolList, mcpserve.ToolRead} {
+			settings.Parts = append(settings.Parts, integrate.Part{List: []string{"permissions", "allow"}, Value: "mcp__" + mcpServerName + "__" + tool})
+		}
+		claudeMD := integrate.File{Host: host, Path: filepath.Join(dir, "CLAUDE.md"), Kind: integrate.Markdown}
+		return []integrate.File{state, settings, claudeMD}, nil
+	case "gemini":
+		// The mount's form keeps GEMINI.md's block and includeDirectories
+		// in settings.json: a --mcp write takes them out.
+		settings := member(integrate.File{Host: host, Path: filepath.Join(home, ".gemini", "settings.json"), Kind: integrate.JSON}, map[string]any{"trust": true})
+		if o.remove {
+			return nil, nil // the mount's form lists settings.json, with no parts
+		}
+		gm := integrate.File{Host: host, Path: filepath.Join(home, ".gemini", "GEMINI.md"), Kind: integrate.Markdown}
+		return []integrate.File{gm, settings}, nil
+	case "codex":
+		dir := cmp.Or(os.Getenv("CODEX_HOME"), filepath.Join(home, ".codex"))
+		conf := integrate.File{Host: host, Path: filepath.Join(dir, "config.toml"), Kind: integrate.TOML}
+		if server == nil {
+			return []integrate.File{conf}, nil
+		}
+		var b strings.Builder
+		b.WriteString("[mcp_servers." + mcpServerName + "]\ncommand = " + tomlString(server["command"].(string)) + "\nargs = [")
+		for i, a := range server["args"].([]string) {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(tomlString(a))
+		}
+		b.WriteString("]\n")
+		conf.Parts = []integrate.Part{{Block: b.String()}}
+		return []integrate.File{{Host: host, Path: filepath.Join(dir, "AGENTS.md"), Kind: integrate.Markdown}, conf}, nil
+	case "cursor":
+		return []integrate.File{member(integrate.File{Host: host, Path: filepath.Join(home, ".cursor", "mcp.json"), Kind: integrate.JSON}, nil)}, nil
+	}
+	return nil, nil
+}
+
+// tomlString is s as a TOML basic string: JSON's escapes are TOML's.
+func tomlString(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// mcpCommand is how a host runs skillfs mcp: this binary by its absolute
+// path, with --config and --cache-dir made absolute when given.
+func (o integrateOptions) mcpCommand() (string, []string, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return "", nil, fmt.Errorf("integrate: find this binary's path: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = real
+	}
+	args := []string{"mcp"}
+	for _, f := range []struct{ flag, val string }{{"--config", o.configPath}, {"--cache-dir", o.cacheDir}} {
+		if f.val == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f.val)
+		if err != nil {
+			return "", nil, err
+		}
+		args = append(args, f.flag, abs)
+	}
+	return bin, args, nil
 }

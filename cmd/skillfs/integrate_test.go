@@ -320,3 +320,128 @@ func TestIntegrateRefusals(t *testing.T) {
 		t.Errorf("an unknown host: %v", err)
 	}
 }
+
+// TestIntegrateMCP: --mcp registers `BIN mcp` as the MCP server "skillfs"
+// where each host reads its MCP servers, keeping the user's servers; for
+// Claude Code also the two allow rules, in place of the mount's hook and
+// Read rule. A second --write changes nothing; --remove restores every
+// file byte for byte, or removes the one skillfs created; a write of the
+// mount's form takes the MCP server out.
+// strconvQuote is s as a JSON (and so a TOML basic) string.
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+func TestIntegrateMCP(t *testing.T) {
+	bin, _ := os.Executable()
+	bin, _ = filepath.EvalSymlinks(bin)
+	home := integrateHome(t)
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	userState := `{"numStartups": 2, "mcpServers": {"git": {"command": "git-mcp"}}}` + "\n"
+	gemini := `{"security": {"auth": {"selectedType": "gemini-api-key"}}}` + "\n"
+	for p, b := range map[string]string{".claude.json": userState, ".claude/settings.json": userSettings, ".gemini/settings.json": gemini} {
+		os.MkdirAll(filepath.Dir(filepath.Join(home, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(home, p), []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A hook from the mount's form first: --mcp replaces it.
+	mustIntegrate(t, "claude-code", "--write", "--mount", "/m")
+	cfg := filepath.Join(home, "cfg.json")
+	out := mustIntegrate(t, "claude-code", "--mcp", "--write", "--config", cfg)
+	if !strings.Contains(out, "undo with") {
+		t.Errorf("--write does not name the undo command:\n%s", out)
+	}
+	type server struct {
+		Type    string         `json:"type"`
+		Command string         `json:"command"`
+		Args    []string       `json:"args"`
+		Env     map[string]any `json:"env"`
+		Trust   bool           `json:"trust"`
+	}
+	var state struct {
+		NumStartups int               `json:"numStartups"`
+		MCPServers  map[string]server `json:"mcpServers"`
+	}
+	first := readOrNil(t, filepath.Join(home, ".claude.json"))
+	if err := json.Unmarshal(first, &state); err != nil {
+		t.Fatal(err)
+	}
+	s := state.MCPServers["skillfs"]
+	if state.NumStartups != 2 || state.MCPServers["git"].Command != "git-mcp" || s.Type != "stdio" || s.Command != bin || !slices.Equal(s.Args, []string{"mcp", "--config", cfg}) {
+		t.Errorf("~/.claude.json:\n%s", first)
+	}
+	cmds, settings := ourHooks(t, readOrNil(t, filepath.Join(home, ".claude", "settings.json")))
+	if len(cmds) != 0 || !slices.Equal(settings.Permissions.Allow, []string{"Bash(ls:*)", "mcp__skillfs__list_skill_files", "mcp__skillfs__read_skill_file"}) {
+		t.Errorf("settings.json: hooks %q, allow %q", cmds, settings.Permissions.Allow)
+	}
+	if out := mustIntegrate(t, "claude-code", "--mcp", "--write", "--config", cfg); strings.Contains(out, "added") || !bytes.Equal(readOrNil(t, filepath.Join(home, ".claude.json")), first) {
+		t.Errorf("a second --write changed something:\n%s", out)
+	}
+	// The mount's form again: the MCP server goes.
+	mustIntegrate(t, "claude-code", "--write", "--mount", "/m")
+	if b := readOrNil(t, filepath.Join(home, ".claude.json")); string(b) != userState {
+		t.Errorf("the mount's form left the MCP server:\n%s", b)
+	}
+	mustIntegrate(t, "claude-code", "--mcp", "--write")
+	mustIntegrate(t, "claude-code", "--remove")
+	if b := readOrNil(t, filepath.Join(home, ".claude.json")); string(b) != userState {
+		t.Errorf("--remove did not restore ~/.claude.json:\n%s", b)
+	}
+	if b := readOrNil(t, filepath.Join(home, ".claude", "settings.json")); string(b) != userSettings {
+		t.Errorf("--remove did not restore settings.json:\n%s", b)
+	}
+
+	mustIntegrate(t, "gemini", "--mcp", "--write")
+	var gs struct {
+		MCPServers map[string]server `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(readOrNil(t, filepath.Join(home, ".gemini", "settings.json")), &gs); err != nil || !gs.MCPServers["skillfs"].Trust || !slices.Equal(gs.MCPServers["skillfs"].Args, []string{"mcp"}) {
+		t.Errorf("gemini settings.json (%v):\n%s", err, readOrNil(t, filepath.Join(home, ".gemini", "settings.json")))
+	}
+	mustIntegrate(t, "gemini", "--remove")
+	if b := readOrNil(t, filepath.Join(home, ".gemini", "settings.json")); string(b) != gemini {
+		t.Errorf("--remove did not restore gemini's settings.json:\n%s", b)
+	}
+
+	mustIntegrate(t, "cursor", "--mcp", "--write", "--project", home)
+	if b := readOrNil(t, filepath.Join(home, ".cursor", "mcp.json")); !bytes.Contains(b, []byte(`"skillfs"`)) {
+		t.Errorf("~/.cursor/mcp.json: %s", b)
+	}
+	mustIntegrate(t, "cursor", "--remove", "--project", home)
+	if b := readOrNil(t, filepath.Join(home, ".cursor", "mcp.json")); b != nil {
+		t.Errorf("--remove left ~/.cursor/mcp.json, which skillfs created: %s", b)
+	}
+
+	codex := "model = \"gpt-5\"\n\n[model_providers.fake]\nname = \"fake\"\n"
+	os.MkdirAll(filepath.Join(home, ".codex"), 0o755)
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(codex), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustIntegrate(t, "codex", "--mcp", "--write", "--config", cfg)
+	toml := string(readOrNil(t, filepath.Join(home, ".codex", "config.toml")))
+	block := "\n# skillfs:begin: added by `skillfs integrate codex`; remove with `skillfs integrate codex --remove`\n[mcp_servers.skillfs]\ncommand = " +
+		strconvQuote(bin) + "\nargs = [\"mcp\", \"--config\", " + strconvQuote(cfg) + "]\n# skillfs:end\n"
+	if toml != codex+block {
+		t.Errorf("config.toml:\n%s\nwant\n%s", toml, codex+block)
+	}
+	if out := mustIntegrate(t, "codex", "--mcp", "--write", "--config", cfg); !strings.Contains(out, "nothing changed") {
+		t.Errorf("a second --write: %s", out)
+	}
+	mustIntegrate(t, "codex", "--remove")
+	if b := readOrNil(t, filepath.Join(home, ".codex", "config.toml")); string(b) != codex {
+		t.Errorf("--remove did not restore config.toml:\n%s", b)
+	}
+	own := codex + "\n[mcp_servers.skillfs]\ncommand = \"mine\"\n"
+	os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(own), 0o600)
+	if _, err := runIntegrateCmd(t, "codex", "--mcp", "--write"); err == nil || !strings.Contains(err.Error(), "not skillfs's") {
+		t.Errorf("codex --mcp over the user's own [mcp_servers.skillfs]: %v", err)
+	}
+	if b := readOrNil(t, filepath.Join(home, ".codex", "config.toml")); string(b) != own {
+		t.Errorf("the refusal changed config.toml:\n%s", b)
+	}
+
+	for _, args := range [][]string{{"generic", "--mcp"}, {"claude-code", "--mcp", "--import"}, {"claude-code", "--config", cfg}} {
+		if _, err := runIntegrateCmd(t, args...); err == nil || !strings.Contains(err.Error(), "--") {
+			t.Errorf("integrate %q: %v, want a usage error", args, err)
+		}
+	}
+}

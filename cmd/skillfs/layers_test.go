@@ -13,7 +13,7 @@ import (
 // (tests, bench, hostile servers) are not checked.
 var layers = [][]string{
 	{"cmd/skillfs"},
-	{"fs", "internal/demo"},
+	{"fs", "internal/demo", "internal/mcpserve"},
 	{"internal/vfs", "internal/skillserver"},
 	{"resolver", "internal/store", "internal/render", "internal/control"},
 	{"internal/config", "verify", "internal/control/wire", "resolver/transport"},

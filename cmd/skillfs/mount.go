@@ -250,6 +250,16 @@ func openMountStore(opts mountOptions, mnt string, cfg *config.Config, log *slog
 	if within(root, mnt) {
 		return nil, usageError(fmt.Errorf("the cache directory %s is inside the mountpoint %s; choose another --cache-dir", root, mnt))
 	}
+	return openStore(opts, root, cfg, log)
+}
+
+// openStore opens the cache at root (refused inside a discovery path) with
+// the origins' identities keyed to it: what a mount and `skillfs mcp`
+// share.
+func openStore(opts mountOptions, root string, cfg *config.Config, log *slog.Logger) (*store.Store, error) {
+	if err := config.CheckPlacement(root, config.Homes()...); err != nil {
+		return nil, usageError(fmt.Errorf("refusing cache directory: %w", err))
+	}
 	memLimit, err := config.ParseSize(opts.memoryCache)
 	if err != nil {
 		return nil, usageError(fmt.Errorf("--memory-cache %q: %v (write e.g. 32MiB)", opts.memoryCache, err))

@@ -8,7 +8,9 @@
 //   - It changes only skillfs's part: a marked block of a Markdown file, a
 //     SessionStart hook object whose command is skillfs's, an entry of a
 //     JSON list of strings that skillfs added (its record names them), or
-//     a whole file skillfs created and marked (a Cursor rule). Everything
+//     a JSON object member skillfs wrote (an MCP server entry such as
+//     mcpServers.skillfs), or a whole file skillfs created and marked (a
+//     Cursor rule). Everything
 //     else keeps its value and order.
 //   - Apply with no parts takes skillfs's part out. It puts back the
 //     file's bytes from before skillfs first wrote it only when the file
@@ -25,6 +27,7 @@ package integrate
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -43,6 +46,9 @@ const (
 	JSON
 	// Whole: the whole file is skillfs's, marked by its marker line.
 	Whole
+	// TOML: a block between marker comments (Codex's config.toml). The
+	// block's tables must not be in the file outside it.
+	TOML
 )
 
 // A Part is one thing skillfs keeps in a file.
@@ -56,6 +62,13 @@ type Part struct {
 	// skillfs puts in it (JSON).
 	List  []string
 	Value string
+	// Member is the key path of a JSON object member, JSON the value
+	// skillfs gives it (JSON): an MCP server's entry, mcpServers.skillfs.
+	// A member of that name that skillfs did not write is the user's and
+	// is never overwritten; one skillfs wrote and someone changed since is
+	// left alone by a removal.
+	Member []string
+	JSON   json.RawMessage
 }
 
 // A File is one host file and what skillfs wants in it.
@@ -220,6 +233,18 @@ func edit(f File, cur []byte, existed bool, added map[string][]string) ([]byte, 
 			body = p.Block
 		}
 		return withBlock(cur, f.Host, body, len(f.Parts) > 0), nil, nil
+	case TOML:
+		var body string
+		for _, p := range f.Parts {
+			body = p.Block
+		}
+		next := tomlMarks.withBlock(cur, f.Host, "", false)
+		for _, line := range strings.Split(body, "\n") {
+			if h := strings.TrimSpace(line); strings.HasPrefix(h, "[") && tableIn(next, h) {
+				return nil, nil, fmt.Errorf("integrate: %s already has %s, not skillfs's: left alone (remove it, then run this again)", f.Path, h)
+			}
+		}
+		return tomlMarks.withBlock(cur, f.Host, body, len(f.Parts) > 0), nil, nil
 	case Whole:
 		if existed && !bytes.Contains(cur, []byte(Mark(f.Host))) {
 			return nil, nil, fmt.Errorf("integrate: %s exists and is not skillfs's: left alone", f.Path)
@@ -230,6 +255,18 @@ func edit(f File, cur []byte, existed bool, added map[string][]string) ([]byte, 
 		return []byte(f.Parts[0].Block), nil, nil
 	}
 	return editJSON(f, cur, existed, added)
+}
+
+// tableIn reports whether the TOML text b has the table header h on a
+// line of its own (spaces aside).
+func tableIn(b []byte, h string) bool {
+	want := strings.ReplaceAll(h, " ", "")
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.ReplaceAll(strings.TrimSpace(line), " ", "") == want {
+			return true
+		}
+	}
+	return false
 }
 
 // read returns the bytes and mode of path (through a symlink), and

@@ -324,3 +324,70 @@ func TestNothingOfOursNothingWritten(t *testing.T) {
 		t.Error("changed")
 	}
 }
+
+func mcpFile(p string, server string) File {
+	f := File{Host: "claude-code", Path: p, Kind: JSON}
+	if server != "" {
+		f.Parts = []Part{{Member: []string{"mcpServers", "skillfs"}, JSON: json.RawMessage(server)}}
+	}
+	return f
+}
+
+// TestMCPServerMember: an MCP server entry is added beside the user's,
+// brought up to date, taken out again; the user's own entry of that name
+// is never overwritten, and one they changed is left by a removal.
+func TestMCPServerMember(t *testing.T) {
+	e := newEnv(t)
+	p := filepath.Join(e.home, ".claude.json")
+	user := `{"numStartups": 3, "mcpServers": {"git": {"command": "git-mcp"}}, "z": 1}` + "\n"
+	e.write(p, user)
+	v1 := `{"type": "stdio", "command": "/bin/skillfs", "args": ["mcp"]}`
+	if r := e.apply(mcpFile(p, v1)); !r.Changed {
+		t.Fatalf("not added: %s", r.Message)
+	}
+	var got struct {
+		NumStartups int                        `json:"numStartups"`
+		MCPServers  map[string]json.RawMessage `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(e.read(p)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.NumStartups != 3 || string(compact(got.MCPServers["git"])) != `{"command":"git-mcp"}` || string(compact(got.MCPServers["skillfs"])) != string(compact([]byte(v1))) {
+		t.Fatalf("after the write:\n%s", e.read(p))
+	}
+	if r := e.apply(mcpFile(p, v1)); r.Changed {
+		t.Errorf("a second write changed the file: %s", r.Message)
+	}
+	v2 := `{"type": "stdio", "command": "/bin/skillfs", "args": ["mcp", "--config", "/c.json"]}`
+	e.apply(mcpFile(p, v2))
+	if !strings.Contains(e.read(p), `"/c.json"`) {
+		t.Errorf("not brought up to date:\n%s", e.read(p))
+	}
+	// The host writes the file meanwhile: the removal takes out only
+	// skillfs's entry.
+	e.write(p, strings.Replace(e.read(p), `"numStartups": 3`, `"numStartups": 4`, 1))
+	e.apply(mcpFile(p, ""))
+	after := e.read(p)
+	if strings.Contains(after, "skillfs") || !strings.Contains(after, `"numStartups": 4`) || !strings.Contains(after, "git-mcp") {
+		t.Errorf("after the removal:\n%s", after)
+	}
+
+	// The user's own "skillfs" entry: refused, and left by a removal.
+	own := `{"mcpServers": {"skillfs": {"command": "mine"}}}` + "\n"
+	e.write(p, own)
+	if _, err := Apply(e.recs, mcpFile(p, v1)); err == nil || !strings.Contains(err.Error(), "not skillfs's") {
+		t.Errorf("overwrote the user's entry: %v\n%s", err, e.read(p))
+	}
+	e.apply(mcpFile(p, ""))
+	if e.read(p) != own {
+		t.Errorf("the removal touched the user's entry:\n%s", e.read(p))
+	}
+
+	// A file skillfs created goes again, whole.
+	q := filepath.Join(e.home, "new", ".claude.json")
+	e.apply(mcpFile(q, v1))
+	e.apply(mcpFile(q, ""))
+	if e.read(q) != "<absent>" {
+		t.Errorf("the file skillfs created is still there:\n%s", e.read(q))
+	}
+}

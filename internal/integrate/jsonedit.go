@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -23,11 +24,14 @@ func editJSON(f File, cur []byte, existed bool, added map[string][]string) ([]by
 	}
 	hook := ""
 	lists := map[string][]string{}
+	members := map[string]json.RawMessage{}
 	var paths [][]string
 	for _, p := range f.Parts {
 		switch {
 		case p.Hook != "":
 			hook = p.Hook
+		case len(p.Member) > 0:
+			members[memberKey+strings.Join(p.Member, ".")] = p.JSON
 		case len(p.List) > 0:
 			k := strings.Join(p.List, ".")
 			if _, ok := lists[k]; !ok {
@@ -37,6 +41,12 @@ func editJSON(f File, cur []byte, existed bool, added map[string][]string) ([]by
 		}
 	}
 	for k := range added {
+		if strings.HasPrefix(k, memberKey) {
+			if _, ok := members[k]; !ok {
+				members[k] = nil
+			}
+			continue
+		}
 		if _, ok := lists[k]; !ok {
 			lists[k] = nil
 			paths = append(paths, strings.Split(k, "."))
@@ -59,10 +69,87 @@ func editJSON(f File, cur []byte, existed bool, added map[string][]string) ([]by
 			nextAdded[k] = ours
 		}
 	}
+	for _, k := range slices.Sorted(maps.Keys(members)) {
+		var had string
+		if h := added[k]; len(h) > 0 {
+			had = h[0]
+		}
+		c, ours, err := editMember(top, strings.Split(strings.TrimPrefix(k, memberKey), "."), members[k], had, f.Path)
+		if err != nil {
+			return nil, nil, err
+		}
+		changed = changed || c
+		if ours != "" {
+			nextAdded[k] = []string{ours}
+		}
+	}
 	if !changed {
 		return cur, nextAdded, nil
 	}
 	return append(top.marshal(""), '\n'), nextAdded, nil
+}
+
+// memberKey starts the record's key of an object member skillfs wrote
+// (Part.Member), beside the key paths of lists.
+const memberKey = "="
+
+// editMember makes the member at key path p want (nil: take skillfs's out).
+// had is the compact JSON skillfs last wrote there ("" when it wrote
+// none). A member skillfs did not write is the user's: never overwritten
+// (an error says so) and never removed; one skillfs wrote and someone
+// changed since is overwritten only by a write, left by a removal. It
+// returns whether the object changed and the compact JSON of skillfs's
+// member now ("" for none).
+func editMember(top *object, p []string, want json.RawMessage, had, target string) (bool, string, error) {
+	objs := []*object{top}
+	o := top
+	what := target
+	for _, k := range p[:len(p)-1] {
+		what += fmt.Sprintf(": %q", k)
+		if !o.has(k) && want == nil {
+			return false, "", nil
+		}
+		child, err := parseObject(o.get(k), o.has(k), what)
+		if err != nil {
+			return false, "", err
+		}
+		objs, o = append(objs, child), child
+	}
+	last := p[len(p)-1]
+	what += fmt.Sprintf(": %q", last)
+	cur := ""
+	if o.has(last) {
+		cur = string(compact(o.get(last)))
+	}
+	if want != nil {
+		w := string(compact(want))
+		switch {
+		case cur == w && had == "":
+			return false, "", nil // the user's own, the same
+		case cur == w:
+			return false, w, nil
+		case cur != "" && had == "":
+			return false, "", fmt.Errorf("integrate: %s is already there and is not skillfs's: left alone (rename or remove it, then run this again)", what)
+		}
+		o.set(last, json.RawMessage(w))
+	} else {
+		if cur == "" || had == "" || cur != had {
+			return false, "", nil // absent, the user's, or changed by the user since
+		}
+		o.del(last)
+	}
+	for i := len(p) - 2; i >= 0; i-- {
+		parent, child := objs[i], objs[i+1]
+		if len(child.keys) == 0 && want == nil {
+			parent.del(p[i])
+		} else {
+			parent.set(p[i], child.marshal(""))
+		}
+	}
+	if want == nil {
+		return true, "", nil
+	}
+	return true, string(compact(want)), nil
 }
 
 // editHook puts skillfs's SessionStart hook of command in place (the

@@ -1,0 +1,272 @@
+//go:build linux
+
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillfs/skillfs/integration/hostile"
+	"github.com/skillfs/skillfs/internal/skill"
+)
+
+// mcpSession starts `skillfs mcp ARGS` as a host would (a subprocess on
+// stdio) and connects to it; the session is closed, and the process
+// waited for, in t.Cleanup, which also checks that it exited 0.
+func mcpSession(t *testing.T, args ...string) (*mcp.ClientSession, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	cmd := exec.Command(skillfsBin, append([]string{"mcp"}, args...)...)
+	cmd.Stderr = logs
+	c := mcp.NewClient(&mcp.Implementation{Name: "skillfs-test", Version: "1"}, nil)
+	if err := mcp.AddSendingCustomMethod[*mcpListParams, *mcpListResult](c, skill.MethodList); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		if cmd.Process != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		t.Fatalf("skillfs mcp: %v\n%s", err, logs.String())
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		if !cmd.ProcessState.Success() {
+			t.Errorf("skillfs mcp exited %v\n%s", cmd.ProcessState, logs.String())
+		}
+	})
+	return cs, logs
+}
+
+// callTool calls a tool and returns its text, content items joined by
+// "\x00", and whether it was a tool error.
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s %v: %v", name, args, err)
+	}
+	var parts []string
+	for _, c := range res.Content {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok {
+			t.Fatalf("%s %v: content %T, want text", name, args, c)
+		}
+		parts = append(parts, tc.Text)
+	}
+	return strings.Join(parts, "\x00"), res.IsError
+}
+
+// checkMCPTree is what both modes must show of functionalConfig's servers.
+func checkMCPTree(t *testing.T, cs *mcp.ClientSession) {
+	t.Helper()
+	ins := cs.InitializeResult().Instructions
+	for _, entry := range []string{
+		"<server>local</server>\n<name>alpha</name>\n<description>The first skill</description>\n<location>local/alpha/SKILL.md</location>",
+		"<server>local</server>\n<name>beta</name>\n<description>A nested skill</description>\n<location>local/team/beta/SKILL.md</location>",
+		"<server>evil</server>\n<name>" + hostile.HonestA + "</name>",
+		"<location>evil/" + hostile.HonestA + "/SKILL.md</location>",
+	} {
+		if !strings.Contains(ins, entry) {
+			t.Errorf("the instructions do not name %s:\n%s", entry, ins)
+		}
+	}
+	if strings.Contains(ins, hostile.NameMismatch+"/") {
+		t.Errorf("the instructions name the rejected skill %s:\n%s", hostile.NameMismatch, ins)
+	}
+	if !strings.Contains(ins, "read_skill_file") {
+		t.Errorf("the instructions do not say which tool reads a skill:\n%s", ins)
+	}
+
+	got, isErr := callTool(t, cs, "list_skill_files", map[string]any{"path": "local/alpha"})
+	want := "\"local/alpha\": 3 entries\nSKILL.md (" + strconv.Itoa(len(functionalFiles["alpha/SKILL.md"])) + " bytes)\nrefs/\nscripts/\n"
+	if isErr || got != want {
+		t.Errorf("list local/alpha: %q (isError %v), want %q", got, isErr, want)
+	}
+	for _, f := range []string{"alpha/SKILL.md", "alpha/scripts/run.sh", "team/beta/other.txt"} {
+		got, isErr := callTool(t, cs, "read_skill_file", map[string]any{"path": "local/" + f})
+		if isErr || got != functionalFiles[f] {
+			t.Errorf("read local/%s: %q (isError %v), want its bytes %q", f, got, isErr, functionalFiles[f])
+		}
+	}
+	for _, tc := range []struct{ path, want string }{
+		{"nobody/x/SKILL.md", "no such file or directory"},
+		{"local/alpha/missing.md", "no such file or directory"},
+		{"evil/" + hostile.NameMismatch + "/SKILL.md", "no such file or directory"},
+		{"../etc/passwd", `has a ".." name`},
+		{"/etc/passwd", "is absolute"},
+		{"local/alpha", "is a directory"},
+		// The server's bytes do not match the digest it listed.
+		{"evil/digest-mismatch/payload.txt", "read failed"},
+	} {
+		got, isErr := callTool(t, cs, "read_skill_file", map[string]any{"path": tc.path})
+		if !isErr || !strings.Contains(got, tc.want) {
+			t.Errorf("read %s: %q (isError %v), want a tool error saying %q", tc.path, got, isErr, tc.want)
+		}
+	}
+}
+
+// TestMCPStandalone: with no mount anywhere, `skillfs mcp` connects to the
+// servers itself and serves only verified bytes.
+func TestMCPStandalone(t *testing.T) {
+	t.Parallel()
+	cfg := functionalConfig(t)
+	cs, logs := mcpSession(t, "--config", cfg, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--startup-timeout", "10m")
+	checkMCPTree(t, cs)
+	got, _ := callTool(t, cs, "read_skill_file", map[string]any{"path": "evil/digest-mismatch/payload.txt"})
+	if !strings.Contains(got, "digest-mismatch") {
+		t.Errorf("the tampered file's error does not name the reason: %q", got)
+	}
+	if strings.Contains(logs.String(), "attached") {
+		t.Errorf("attached with no mount running:\n%s", logs.String())
+	}
+	checkMCPSkills(t, cs)
+}
+
+type mcpListParams struct {
+	mcp.ParamsBase
+	skill.ListParams
+}
+
+type mcpListResult struct {
+	mcp.ResultBase
+	skill.ListResult[json.RawMessage]
+}
+
+// checkMCPSkills checks the SEP-2640 face: skills/list names exactly the
+// skills the mount shows, under skill://LABEL/, with the origin's sizes
+// and digests; resources/read returns verified bytes and refuses the
+// tampered file.
+func checkMCPSkills(t *testing.T, cs *mcp.ClientSession) {
+	t.Helper()
+	if _, ok := cs.InitializeResult().Capabilities.Extensions[skill.ExtensionID]; !ok {
+		t.Fatalf("skillfs mcp does not declare the skills extension")
+	}
+	res, err := mcp.CallCustomMethod[*mcpListParams, *mcpListResult](t.Context(), cs, skill.MethodList, &mcpListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	sizes := map[string]int64{}
+	for _, raw := range res.Skills {
+		var e struct {
+			URI       string `json:"uri"`
+			Resources []struct {
+				URI    string `json:"uri"`
+				Digest string `json:"digest"`
+				Size   int64  `json:"size"`
+			} `json:"resources"`
+		}
+		if err := json.Unmarshal(raw, &e); err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, e.URI)
+		for _, r := range e.Resources {
+			sizes[r.URI] = r.Size
+			if !strings.HasPrefix(r.Digest, "sha256:") {
+				t.Errorf("%s: digest %q", r.URI, r.Digest)
+			}
+		}
+	}
+	slices.Sort(uris)
+	want := []string{"skill://evil/digest-mismatch/SKILL.md", "skill://evil/" + hostile.HonestA + "/SKILL.md", "skill://evil/" + hostile.HonestB + "/SKILL.md",
+		"skill://evil/size-shorter/SKILL.md", "skill://local/alpha/SKILL.md", "skill://local/team/beta/SKILL.md"}
+	if !slices.Equal(uris, want) {
+		t.Errorf("skills/list: %q\nwant %q", uris, want)
+	}
+	if got := sizes["skill://local/alpha/scripts/run.sh"]; got != int64(len(functionalFiles["alpha/scripts/run.sh"])) {
+		t.Errorf("the size of run.sh in skills/list: %d", got)
+	}
+	rr, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "skill://local/alpha/SKILL.md"})
+	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != functionalFiles["alpha/SKILL.md"] {
+		t.Errorf("resources/read SKILL.md: %v %+v", err, rr)
+	}
+	if rr, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "skill://evil/digest-mismatch/payload.txt"}); err == nil || !strings.Contains(err.Error(), "digest-mismatch") {
+		t.Errorf("resources/read of the tampered file: %v %+v, want an error naming digest-mismatch", err, rr)
+	}
+}
+
+// TestMCPAttachesToTheMount: with a mount of the same config running,
+// `skillfs mcp` reads through it: the servers see no second session.
+func TestMCPAttachesToTheMount(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, functionalFiles)
+	access := filepath.Join(t.TempDir(), "access.log")
+	cfg := writeConfig(t, map[string]any{
+		"local": stdioServe(dir, access),
+		"evil": hostileStdio(t, hostile.Options{Fixtures: []string{
+			hostile.HonestA, hostile.DigestMismatch, hostile.SizeShorter, hostile.NameMismatch,
+		}}),
+	}, nil)
+	m := startMount(t, cfg)
+	m.warnings = true // the hostile server's files are logged
+	cs, logs := mcpSession(t, "--config", cfg, "--cache-dir", m.Cache)
+	checkMCPTree(t, cs)
+	if !strings.Contains(logs.String(), "attached to the running mount") {
+		t.Errorf("did not attach to the mount at %s:\n%s", m.Dir, logs.String())
+	}
+	b, err := os.ReadFile(access)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "skills/list\n"); n != 1 {
+		t.Errorf("the server saw %d sessions, want the mount's one:\n%s", n, b)
+	}
+	checkMCPSkills(t, cs)
+	// With --attach never it runs the servers itself, from the same cache.
+	cs2, logs2 := mcpSession(t, "--config", cfg, "--cache-dir", m.Cache, "--attach", "never", "--startup-timeout", "10m")
+	if got, isErr := callTool(t, cs2, "read_skill_file", map[string]any{"path": "local/alpha/SKILL.md"}); isErr || got != functionalFiles["alpha/SKILL.md"] {
+		t.Errorf("--attach never: %q (isError %v)", got, isErr)
+	}
+	if strings.Contains(logs2.String(), "attached") {
+		t.Errorf("--attach never attached:\n%s", logs2.String())
+	}
+}
+
+// TestInspectorVerifiesMCP: MCP Inspector 2.12.0's `--verify` against
+// `skillfs mcp` (no mount), in both protocol eras, over the generated
+// corpus served by `skillfs serve`: every skill the mount would show is
+// reported verified under skill://team/, with every file, and no
+// conformance or frontmatter finding; then the same with a mount of that
+// config running, which skillfs mcp attaches to.
+func TestInspectorVerifiesMCP(t *testing.T) {
+	t.Parallel()
+	node, cli := inspectorCLI(t)
+	gen := t.TempDir()
+	genTree(t, gen, "team")
+	cfg := writeConfig(t, map[string]any{"team": stdioServe(gen, os.DevNull)}, nil)
+	target := []string{"--", skillfsBin, "mcp", "--config", cfg, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--startup-timeout", "10m"}
+	skills := []string{"skill://team/alpha/SKILL.md", "skill://team/only-team/SKILL.md", "skill://team/shared/refunds/SKILL.md",
+		"skill://team/team/beta/SKILL.md", "skill://team/team/beta/gamma/SKILL.md"}
+	for _, era := range []string{"legacy", "modern"} {
+		verifyWithInspector(t, node, cli, era, target, skills)
+	}
+
+	// With a mount of the same config running, attached to it: the same
+	// skills, verified the same. The Inspector starts the server with a
+	// few variables of its own environment; XDG_RUNTIME_DIR is where the
+	// mount's control socket is.
+	m := startMount(t, cfg)
+	logFile := filepath.Join(t.TempDir(), "mcp.log")
+	target = []string{"-e", "XDG_RUNTIME_DIR=" + os.Getenv("XDG_RUNTIME_DIR"), "--", skillfsBin, "mcp", "--config", cfg, "--cache-dir", m.Cache, "--log-file", logFile}
+	for _, era := range []string{"legacy", "modern"} {
+		verifyWithInspector(t, node, cli, era, target, skills)
+	}
+	if b, _ := os.ReadFile(logFile); !strings.Contains(string(b), "attached to the running mount") {
+		t.Errorf("skillfs mcp did not attach to the mount at %s:\n%s", m.Dir, b)
+	}
+}
