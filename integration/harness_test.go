@@ -508,7 +508,10 @@ type indexJSON struct {
 
 // waitFor polls cond until it holds or the timeout passes
 // (testkit.WaitFor).
-var waitFor = testkit.WaitFor
+var (
+	waitFor = testkit.WaitFor
+	poll    = testkit.Poll
+)
 
 // cleanupDaemon arranges, at the test's end, that a daemon started with
 // --daemon (its pid in *pid once known; 0 when not) is gone and mnt is not

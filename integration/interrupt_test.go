@@ -175,8 +175,17 @@ func TestAbandonedDynamicFetchEndsAtCallTimeout(t *testing.T) {
 		b, _ := os.ReadFile(access)
 		return bytes.Contains(b, []byte("\nnotifications/cancelled "))
 	})
-	if b, err := os.ReadFile(m.Path("dyn", "honest-a", "SKILL.md")); err != nil || !bytes.Contains(b, []byte("honest-a")) {
-		t.Errorf("honest-a after the abandoned fetch: %v %q", err, b)
+	// The origin serves on. A read can still miss the 500 ms call timeout
+	// on a saturated machine (that one fails alone, logged), so the claim
+	// is that a read succeeds within the minute, which a slot held for
+	// ever would never let happen.
+	var last string
+	if !poll(time.Minute, func() bool {
+		b, err := os.ReadFile(m.Path("dyn", "honest-a", "SKILL.md"))
+		last = fmt.Sprintf("%v %q", err, b)
+		return err == nil && bytes.Contains(b, []byte("honest-a"))
+	}) {
+		t.Errorf("honest-a after the abandoned fetch, for a minute: %s", last)
 	}
 	if n := hostileReads(t, access, uri); n != 1 {
 		t.Errorf("%d reads of the dynamic file, want the killed reader's 1", n)
