@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skillfs/skillfs/internal/skill"
 )
 
 // inspector is the pinned install of MCP Inspector (testdata/inspector).
@@ -164,4 +166,26 @@ func verifyWithInspector(t *testing.T, node, cli, era string, target, skills []s
 	if !strings.Contains(errOut.String(), "no conformance errors") {
 		t.Errorf("inspector (%s) did not say \"no conformance errors\":\n%s", era, errOut.String())
 	}
+}
+
+// inspectorReadDir runs the Inspector's `--method resources/directory/read`
+// on uri: the Inspector checks the server declared directoryRead and
+// decodes the answer with its own schema for the era.
+func inspectorReadDir(t *testing.T, node, cli, era, uri string, target []string) []skill.DirChild {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // bounds a hang only
+	defer cancel()
+	args := append([]string{cli, "--cli", "--method", "resources/directory/read", "--uri", uri, "--protocol-era", era, "--connect-timeout", "0"}, target...)
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "NO_COLOR=1"}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("inspector directory read %s (%s): %v\nstdout:\n%s\nstderr:\n%s", uri, era, err, out.String(), errOut.String())
+	}
+	var res skill.ReadDirResult[skill.DirChild]
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("inspector directory read %s (%s): %v\n%s", uri, era, err, out.String())
+	}
+	return res.Resources
 }

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +29,9 @@ func mcpSession(t *testing.T, args ...string) (*mcp.ClientSession, *syncBuffer) 
 	cmd.Stderr = logs
 	c := mcp.NewClient(&mcp.Implementation{Name: "skillfs-test", Version: "1"}, nil)
 	if err := mcp.AddSendingCustomMethod[*mcpListParams, *mcpListResult](c, skill.MethodList); err != nil {
+		t.Fatal(err)
+	}
+	if err := mcp.AddSendingCustomMethod[*mcpReadDirParams, *mcpReadDirResult](c, skill.MethodReadDir); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
@@ -146,6 +150,44 @@ type mcpListResult struct {
 	skill.ListResult[json.RawMessage]
 }
 
+type mcpReadDirParams struct {
+	mcp.ParamsBase
+	skill.ReadDirParams
+}
+
+type mcpReadDirResult struct {
+	mcp.ResultBase
+	skill.ReadDirResult[skill.DirChild]
+}
+
+// walkMCPDirs walks resources/directory/read from uri down and returns
+// every file it names, with its size.
+func walkMCPDirs(t *testing.T, cs *mcp.ClientSession, uri string, files map[string]int64) {
+	t.Helper()
+	cursor := ""
+	for {
+		res, err := mcp.CallCustomMethod[*mcpReadDirParams, *mcpReadDirResult](t.Context(), cs, skill.MethodReadDir,
+			&mcpReadDirParams{ReadDirParams: skill.ReadDirParams{URI: uri, Cursor: cursor}})
+		if err != nil {
+			t.Fatalf("directory read %s: %v", uri, err)
+		}
+		for _, c := range res.Resources {
+			if !strings.HasPrefix(c.URI, uri+"/") {
+				t.Errorf("directory read %s names %s, outside it", uri, c.URI)
+				continue
+			}
+			if c.MIMEType == skill.MIMEDirectory {
+				walkMCPDirs(t, cs, c.URI, files)
+			} else {
+				files[c.URI] = c.Size
+			}
+		}
+		if cursor = res.NextCursor; cursor == "" {
+			return
+		}
+	}
+}
+
 // checkMCPSkills checks the SEP-2640 face: skills/list names exactly the
 // skills the mount shows, under skill://LABEL/, with the origin's sizes
 // and digests; resources/read returns verified bytes and refuses the
@@ -182,6 +224,13 @@ func checkMCPSkills(t *testing.T, cs *mcp.ClientSession) {
 		}
 	}
 	slices.Sort(uris)
+	// A client walking the directories finds exactly the listed files.
+	walked := map[string]int64{}
+	walkMCPDirs(t, cs, "skill://local", walked)
+	walkMCPDirs(t, cs, "skill://evil", walked)
+	if !maps.Equal(walked, sizes) {
+		t.Errorf("the directory reads name\n%v\nskills/list names\n%v", walked, sizes)
+	}
 	want := []string{"skill://evil/digest-mismatch/SKILL.md", "skill://evil/" + hostile.HonestA + "/SKILL.md", "skill://evil/" + hostile.HonestB + "/SKILL.md",
 		"skill://evil/size-shorter/SKILL.md", "skill://local/alpha/SKILL.md", "skill://local/team/beta/SKILL.md"}
 	if !slices.Equal(uris, want) {
@@ -254,6 +303,14 @@ func TestInspectorVerifiesMCP(t *testing.T) {
 		"skill://team/team/beta/SKILL.md", "skill://team/team/beta/gamma/SKILL.md"}
 	for _, era := range []string{"legacy", "modern"} {
 		verifyWithInspector(t, node, cli, era, target, skills)
+		// The Inspector's directory read, decoded by its own schema.
+		var got []string
+		for _, c := range inspectorReadDir(t, node, cli, era, "skill://team/alpha", target) {
+			got = append(got, c.Name+" "+c.MIMEType)
+		}
+		if want := []string{"SKILL.md text/markdown", "refs inode/directory", "scripts inode/directory"}; !slices.Equal(got, want) {
+			t.Errorf("inspector (%s) directory read of skill://team/alpha: %q, want %q", era, got, want)
+		}
 	}
 
 	// With a mount of the same config running, attached to it: the same

@@ -49,9 +49,10 @@ Results are bounded (200 entries per listing, 256 KiB per read, with offset
 paging); a file that fails verification is a tool error, never its bytes.
 Nothing runs a skill's script.
 
-It speaks SEP-2640 too, for skill-aware clients: skills/list, skills/get and
-resources/read of the same skills under skill://LABEL/..., each entry its
-origin's (frontmatter, sizes, digests), every byte verified.
+It speaks SEP-2640 too, for skill-aware clients: skills/list, skills/get,
+resources/read and resources/directory/read of the same skills under
+skill://LABEL/..., each entry its origin's (frontmatter, sizes, digests),
+every byte verified.
 
 It uses the same config, cache, approvals and verification as the mount. When a
 mount of the same config and cache is running (the same servers, by label and

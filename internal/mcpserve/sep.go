@@ -18,12 +18,17 @@ import (
 )
 
 // The SEP-2640 face: with Options.Skills set, the server declares the
-// skills extension and answers skills/list, skills/get and resources/read
-// for the skills the tree shows, under skill://LABEL/... URIs (the mount's
-// path, LABEL/..., as a skill URI). Each entry is its origin's — the
+// skills extension (with directoryRead) and answers skills/list,
+// skills/get, resources/read and resources/directory/read for the skills
+// the tree shows, under skill://LABEL/... URIs (the mount's path,
+// LABEL/..., as a skill URI). Each entry is its origin's — the
 // frontmatter, and every resource's size and digest — with its URIs moved
 // under the label; resources/read answers a file of a listed manifest
-// only, from the Tree, so only from verified bytes.
+// only, from the Tree, so only from verified bytes. A directory read
+// answers the folders that hold a listed file, from skill://LABEL down
+// (children by URI, folders as inode/directory, a file's size as its
+// manifest gives it, a SKILL.md's description), so a client walking the
+// face sees exactly the files skills/list names and nothing else.
 
 // A Skill is one skill the tree shows, with the entry its origin sent.
 type Skill struct {
@@ -63,6 +68,16 @@ type getSkillResult struct {
 	skill.GetResult[skill.Entry]
 }
 
+type readDirParams struct {
+	mcp.ParamsBase
+	skill.ReadDirParams
+}
+
+type readDirResult struct {
+	mcp.ResultBase
+	skill.ReadDirResult[skill.DirChild]
+}
+
 // uriOf is a mount-relative path as a skill URI: skill://LABEL/REST.
 func uriOf(p string) string {
 	segs := strings.Split(p, "/")
@@ -87,6 +102,24 @@ func faceEntry(s Skill) skill.Entry {
 type face struct {
 	entries []skill.Entry     // sorted by URI
 	files   map[string]string // file URI → mount-relative path
+	// dirs are the children of every folder holding a listed file, by
+	// the folder's URI, each sorted by URI.
+	dirs map[string][]skill.DirChild
+}
+
+// addFile enters the file at mount-relative path p (and every folder
+// above it, up to its label) into f.dirs.
+func (f *face) addFile(p string, size int64, description string) {
+	child := skill.DirChild{URI: uriOf(p), Name: path.Base(p), MIMEType: mimeOf(p), Size: size, Description: description}
+	for dir := path.Dir(p); ; dir = path.Dir(dir) {
+		key := uriOf(dir)
+		_, existed := f.dirs[key]
+		f.dirs[key] = append(f.dirs[key], child)
+		if existed || !strings.Contains(dir, "/") {
+			return
+		}
+		child = skill.DirChild{URI: key, Name: path.Base(dir), MIMEType: skill.MIMEDirectory}
+	}
 }
 
 func (s *Server) face(ctx context.Context) (*face, error) {
@@ -94,17 +127,30 @@ func (s *Server) face(ctx context.Context) (*face, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &face{files: map[string]string{}}
+	f := &face{files: map[string]string{}, dirs: map[string][]skill.DirChild{}}
 	for _, sk := range skills {
 		e := faceEntry(sk)
 		f.entries = append(f.entries, e)
+		description, _ := e.Frontmatter["description"].(string)
 		for i, r := range e.Resources {
-			if i < len(sk.Files) {
-				f.files[r.URI] = sk.Files[i]
+			if i >= len(sk.Files) {
+				continue
 			}
+			if _, dup := f.files[r.URI]; dup {
+				continue
+			}
+			f.files[r.URI] = sk.Files[i]
+			d := ""
+			if sk.Files[i] == sk.Path {
+				d = description
+			}
+			f.addFile(sk.Files[i], r.Size, d)
 		}
 	}
 	slices.SortFunc(f.entries, func(a, b skill.Entry) int { return strings.Compare(a.URI, b.URI) })
+	for _, children := range f.dirs {
+		slices.SortFunc(children, func(a, b skill.DirChild) int { return strings.Compare(a.URI, b.URI) })
+	}
 	return f, nil
 }
 
@@ -114,6 +160,9 @@ func (s *Server) addSEP() error {
 	}
 	if err := mcp.AddReceivingCustomMethod(s.mcp, skill.MethodGet, s.getSkill); err != nil {
 		return fmt.Errorf("register %s: %w", skill.MethodGet, err)
+	}
+	if err := mcp.AddReceivingCustomMethod(s.mcp, skill.MethodReadDir, s.readDir); err != nil {
+		return fmt.Errorf("register %s: %w", skill.MethodReadDir, err)
 	}
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:        "skill-file",
@@ -125,6 +174,22 @@ func (s *Server) addSEP() error {
 }
 
 const cursorPrefix = "skillfs-mcp1\x00"
+
+// dirCursor is the cursor of the directory read of dir after the child
+// after; a skills/list cursor never decodes as one, nor one of another
+// directory.
+func dirCursor(dir, after string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + "dir\x00" + dir + "\x00" + after))
+}
+
+func dirCursorAfter(dir, cursor string) (string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return "", false
+	}
+	after, ok := strings.CutPrefix(string(b), cursorPrefix+"dir\x00"+dir+"\x00")
+	return after, ok && strings.HasPrefix(after, dir+"/")
+}
 
 func invalidParams(uri, format string, args ...any) error {
 	data, _ := json.Marshal(map[string]string{"uri": uri})
@@ -198,6 +263,49 @@ func (s *Server) getSkill(ctx context.Context, _ *mcp.ServerSession, p *getSkill
 	}
 	res := &getSkillResult{}
 	res.Skill = f.entries[i]
+	if newProtocol(p.Meta) {
+		cacheable(&res.ResultType, &res.TTLMs, &res.CacheScope)
+	}
+	return res, nil
+}
+
+func (s *Server) readDir(ctx context.Context, _ *mcp.ServerSession, p *readDirParams) (*readDirResult, error) {
+	if p == nil || p.URI == "" {
+		return nil, invalidParams("", "resources/directory/read needs params.uri, the URI of a directory")
+	}
+	u, err := verify.ParseURI(p.URI)
+	if err != nil || u.Scheme != verify.SkillScheme {
+		return nil, invalidParams(p.URI, "%s is not a skill:// URI this server serves", sanitize(p.URI, maxErrorBytes))
+	}
+	f, err := s.face(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dir := u.String()
+	children, ok := f.dirs[dir]
+	if !ok {
+		if _, file := f.files[dir]; file {
+			return nil, invalidParams(p.URI, "%s is a file, not a directory", sanitize(p.URI, maxErrorBytes))
+		}
+		return nil, invalidParams(p.URI, "no directory %s among the skills this server shows", sanitize(p.URI, maxErrorBytes))
+	}
+	start := 0
+	if p.Cursor != "" {
+		after, ok := dirCursorAfter(dir, p.Cursor)
+		if !ok {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid cursor %q: not one this server gave for %s", sanitize(p.Cursor, maxErrorBytes), sanitize(dir, maxErrorBytes))}
+		}
+		start, _ = slices.BinarySearchFunc(children, after, func(c skill.DirChild, k string) int { return strings.Compare(c.URI, k) })
+		if start < len(children) && children[start].URI == after {
+			start++
+		}
+	}
+	end := min(start+PageSize, len(children))
+	res := &readDirResult{}
+	res.Resources = append([]skill.DirChild{}, children[start:end]...)
+	if end < len(children) {
+		res.NextCursor = dirCursor(dir, children[end-1].URI)
+	}
 	if newProtocol(p.Meta) {
 		cacheable(&res.ResultType, &res.TTLMs, &res.CacheScope)
 	}

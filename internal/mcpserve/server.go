@@ -92,7 +92,7 @@ func New(ctx context.Context, tree Tree, opts Options) (*Server, error) {
 	if opts.Skills != nil {
 		so.Capabilities = &mcp.ServerCapabilities{
 			Resources:  &mcp.ResourceCapabilities{},
-			Extensions: map[string]any{skill.ExtensionID: skill.Settings{}},
+			Extensions: map[string]any{skill.ExtensionID: skill.Settings{DirectoryRead: true}},
 		}
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, so)

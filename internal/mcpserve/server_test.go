@@ -106,6 +106,9 @@ func connect(t *testing.T, tree Tree, opts Options) (*Server, *mcp.ClientSession
 	if err := mcp.AddSendingCustomMethod[*clientGetParams, *clientGetResult](c, skill.MethodGet); err != nil {
 		t.Fatal(err)
 	}
+	if err := mcp.AddSendingCustomMethod[*clientReadDirParams, *clientReadDirResult](c, skill.MethodReadDir); err != nil {
+		t.Fatal(err)
+	}
 	cs, err := c.Connect(ctx, ct, nil)
 	if err != nil {
 		stop()
