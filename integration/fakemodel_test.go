@@ -305,7 +305,11 @@ func anthropicText(c any) string {
 // gemini answers a generateContent or streamGenerateContent request.
 func (f *fakeModel) gemini(w http.ResponseWriter, r *http.Request, req map[string]any) {
 	var parts []map[string]any
-	if schema, ok := findTool(req["tools"], "read_file"); ok {
+	tool := "read_file"
+	if f.tool != "" {
+		tool = f.tool
+	}
+	if schema, ok := findTool(req["tools"], tool); ok {
 		var results []string
 		contents, _ := req["contents"].([]any)
 		for _, c := range contents {
@@ -325,7 +329,7 @@ func (f *fakeModel) gemini(w http.ResponseWriter, r *http.Request, req map[strin
 			}
 		}
 		if i := f.next(results); i < len(f.reads) {
-			parts = append(parts, map[string]any{"functionCall": map[string]any{"name": "read_file",
+			parts = append(parts, map[string]any{"functionCall": map[string]any{"name": tool,
 				"args": map[string]any{pathParam(schema): f.reads[i]}}})
 		}
 	}

@@ -15,14 +15,15 @@ import (
 	"time"
 )
 
-// TestRealHostMCP: Claude Code and Codex, as npm ships them, each set up
+// TestRealHostMCP: Claude Code, Gemini CLI and Codex, as npm ships them, each set up
 // only by `skillfs integrate HOST --mcp --write`, with no FUSE mount
 // anywhere, run one prompt offline against the fake model API. The model's
 // first request carries the catalog (skillfs mcp's instructions name every
 // skill, its server and its path) but not the skill waiting for approval;
 // the model calls the host's name for read_skill_file on a SKILL.md and a
 // script, and the tool results in the next requests carry their exact
-// bytes (less the host's own framing: Codex's "Wall time" header).
+// bytes (less the host's own framing: Codex's "Wall time" header, Gemini's
+// <untrusted_context> wrapper).
 func TestRealHostMCP(t *testing.T) {
 	t.Parallel()
 	dir := installHosts(t)
@@ -32,6 +33,7 @@ func TestRealHostMCP(t *testing.T) {
 		tool string
 	}{
 		{agentHosts[0], "mcp__skillfs__read_skill_file"},
+		{agentHosts[1], "mcp_skillfs_read_skill_file"},
 		{agentHosts[2], "mcp__skillfs/read_skill_file"},
 	} {
 		t.Run(h.host.name, func(t *testing.T) {
@@ -125,6 +127,13 @@ func testRealHostMCP(t *testing.T, dir string, h agentHost, tool string) {
 			continue
 		}
 		if got = unframeMCP(got); got != want[i] {
+			// Gemini CLI hands an MCP tool's text back marked as
+			// untrusted: "<untrusted_context>\nTEXT\n</untrusted_context>".
+			if inner, ok := strings.CutPrefix(got, "<untrusted_context>\n"); ok && h.name == "gemini" {
+				got, _ = strings.CutSuffix(inner, "\n</untrusted_context>")
+			}
+		}
+		if got != want[i] {
 			t.Errorf("%s on %s returned\n%q\nwant the file's bytes\n%q", fake.tool, p, got, want[i])
 		}
 	}
