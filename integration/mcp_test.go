@@ -327,3 +327,109 @@ func TestInspectorVerifiesMCP(t *testing.T) {
 		t.Errorf("skillfs mcp did not attach to the mount at %s:\n%s", m.Dir, b)
 	}
 }
+
+// TestMCPHostileInput attacks skillfs mcp (standalone) with real hostile
+// servers: a description and folder name made to steer or hide (Markdown,
+// line breaks, bidi, zero-width), one made to act on a terminal, a read
+// error made of escapes, and two servers serving the same URIs. The
+// instructions and every listing and error carry them as visible text
+// (<U+…>), never raw; each server's files stay under its own label, in
+// the tools and in skills/list; and a configured env value reaches no
+// answer. A SKILL.md's own bytes come back exact, escapes and all, as cat
+// shows them through the mount.
+func TestMCPHostileInput(t *testing.T) {
+	t.Parallel()
+	const secret = "sk-live-Zq8mcp-secret-value"
+	steer := hostileStdio(t, hostile.Options{Fixtures: []string{hostile.MarkdownSteering}})
+	steer["env"].(map[string]string)["SKILLFS_TEST_TOKEN"] = secret
+	cfg := writeConfig(t, map[string]any{
+		"steer": steer,
+		"esc":   hostileStdio(t, hostile.Options{Fixtures: []string{}, Mode: hostile.ModeTerminalEscapes}),
+		"x":     hostileStdio(t, hostile.Options{Fixtures: []string{hostile.SameURIOtherOrigin}, Variant: "x"}),
+		"y":     hostileStdio(t, hostile.Options{Fixtures: []string{hostile.SameURIOtherOrigin}, Variant: "y"}),
+	}, nil)
+	cs, logs := mcpSession(t, "--config", cfg, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--startup-timeout", "10m")
+	var answers []string // everything the server said, for the secret
+	inert := func(what, out string) {
+		t.Helper()
+		answers = append(answers, out)
+		if bad := rawControl(out); bad != "" {
+			t.Errorf("%s carries a raw control character: %s", what, bad)
+		}
+	}
+
+	ins := cs.InitializeResult().Instructions
+	inert("the instructions", ins)
+	// Shown as text (<U+202E>), then XML-escaped as the catalog's
+	// elements are.
+	if !strings.Contains(ins, "&lt;U+202E&gt;evil&lt;U+202C&gt;") || !strings.Contains(ins, "&lt;U+001B&gt;[31mred") {
+		t.Errorf("the instructions do not show the hostile descriptions as text:\n%s", ins)
+	}
+	// Each entry is one <skill> element: a description cannot open another.
+	if n, want := strings.Count(ins, "\n<skill>\n"), strings.Count(ins, "<server>"); n != want || n < 6 {
+		t.Errorf("%d <skill> elements, %d <server> lines:\n%s", n, want, ins)
+	}
+	for _, line := range strings.Split(ins, "\n") {
+		if strings.HasPrefix(line, "<server>") && !slices.Contains([]string{"steer", "esc", "x", "y"}, strings.TrimSuffix(strings.TrimPrefix(line, "<server>"), "</server>")) {
+			t.Errorf("an entry names a server that is not configured: %q", line)
+		}
+	}
+
+	// Listings name the steering folder escaped; the walk finds it.
+	got, isErr := callTool(t, cs, "list_skill_files", map[string]any{"path": "steer/markdown-steering"})
+	inert("list steer/markdown-steering", got)
+	if isErr || !strings.Contains(got, `\u200d\u00ady"/`) {
+		t.Errorf("list steer/markdown-steering: %q (isError %v), want the folder named with its hidden characters visible", got, isErr)
+	}
+	// A read error made of escapes arrives as text.
+	got, isErr = callTool(t, cs, "read_skill_file", map[string]any{"path": "esc/" + hostile.EscapesUnreadable + "/SKILL.md"})
+	inert("the escapes-unreadable read error", got)
+	if !isErr || !strings.Contains(got, "<U+001B>") {
+		t.Errorf("read of escapes-unreadable: %q (isError %v), want a tool error showing the server's escapes", got, isErr)
+	}
+	// The SKILL.md's own bytes, exact.
+	if got, isErr := callTool(t, cs, "read_skill_file", map[string]any{"path": "esc/" + hostile.EscapesSkill + "/SKILL.md"}); isErr || got != hostile.EscapesSkillMD {
+		t.Errorf("read of %s: %q (isError %v), want its exact bytes", hostile.EscapesSkill, got, isErr)
+	}
+
+	// Two servers, the same URIs: each label serves its own server's file.
+	for _, label := range []string{"x", "y"} {
+		got, isErr := callTool(t, cs, "read_skill_file", map[string]any{"path": label + "/shared/notes.md"})
+		answers = append(answers, got)
+		if isErr || !strings.Contains(got, "the "+label+" variant") {
+			t.Errorf("%s/shared/notes.md: %q (isError %v), want the %s server's", label, got, isErr, label)
+		}
+		rr, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "skill://" + label + "/shared/notes.md"})
+		if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "the "+label+" variant") {
+			t.Errorf("resources/read skill://%s/shared/notes.md: %v %+v", label, err, rr)
+		}
+	}
+	res, err := mcp.CallCustomMethod[*mcpListParams, *mcpListResult](t.Context(), cs, skill.MethodList, &mcpListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	digests := map[string]string{}
+	for _, raw := range res.Skills {
+		answers = append(answers, string(raw))
+		var e struct {
+			URI       string `json:"uri"`
+			Resources []struct{ URI, Digest string }
+		}
+		json.Unmarshal(raw, &e)
+		label := strings.SplitN(strings.TrimPrefix(e.URI, "skill://"), "/", 2)[0]
+		for _, r := range e.Resources {
+			if !strings.HasPrefix(r.URI, "skill://"+label+"/") {
+				t.Errorf("skills/list: %s lists %s, outside its label", e.URI, r.URI)
+			}
+			digests[r.URI] = r.Digest
+		}
+	}
+	if x, y := digests["skill://x/shared/notes.md"], digests["skill://y/shared/notes.md"]; x == "" || x == y {
+		t.Errorf("the two servers' notes.md in skills/list: %q and %q, want each its own digest", x, y)
+	}
+	for _, a := range append(answers, logs.String()) {
+		if strings.Contains(a, secret) {
+			t.Errorf("a configured env value reached an answer or the log: …%s…", a[max(0, strings.Index(a, secret)-80):strings.Index(a, secret)+len(secret)])
+		}
+	}
+}
