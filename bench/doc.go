@@ -3,7 +3,7 @@
 // Command bench measures skillfs against the baselines the benchmark issue
 // names, on trees it generates, and prints one Markdown table.
 //
-//	go run ./bench [-sizes 100,1000,10000] [-reps 9] [-stdio 1000] [-out FILE]
+//	go run ./bench [-sizes 100,1000,10000] [-reps 9] [-stdio 1000] [-walkers 1,4,16] [-out FILE]
 //
 // It owns the benchmark, nothing else: it builds cmd/skillfs into a temp
 // directory, generates seeded skill trees (3–5 files of 1–20 KiB per skill,
@@ -41,6 +41,14 @@
 //     loopback over the same tmpfs copy (bench/loopback, built and run as
 //     a subprocess), the FUSE floor; Python's reader is measured against
 //     the loopback too.
+//
+// The warm operations and the walks run at each parallelism of -walkers:
+// with P walkers, P goroutines (the walks: P processes) do the whole
+// operation at once, on the mount and then on tmpfs, and the row is the
+// wall time of them all (per file of one walker's pass for the per-file
+// rows), so that on a many-core machine a row says how the daemon scales
+// against the kernel's own filesystem. The table's machine line gives the
+// cores and the kernel.
 //
 // A reader that is not installed (python3, node, rg) is skipped with a
 // note in its row; the bench installs nothing.

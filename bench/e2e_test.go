@@ -27,7 +27,7 @@ func TestEndToEnd(t *testing.T) {
 	work := t.TempDir()
 	var log strings.Builder
 	rep, err := run(context.Background(), options{
-		Sizes: []int{12}, Reps: 2, StdioSize: 12, Idle: time.Second, Seed: 1, WorkDir: work, Shm: "/dev/shm",
+		Sizes: []int{12}, Reps: 2, StdioSize: 12, Idle: time.Second, Seed: 1, WorkDir: work, Shm: "/dev/shm", Walkers: []int{1, 2},
 		Spec: func(n int) Spec {
 			return Spec{Skills: n, Seed: 1, LargePairs: 3, LargeMin: 200 << 10, LargeMax: 300 << 10}
 		},
@@ -41,8 +41,12 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("notes: %q", rep.Notes)
 	}
 	seen := map[string]int{}
+	parallel := 0
 	for _, r := range rep.Rows {
 		seen[r.Transport]++
+		if strings.HasSuffix(r.What, ", 2 walkers at once") {
+			parallel++
+		}
 		if r.Err != "" {
 			t.Errorf("%s/%s: %s", r.Transport, r.What, r.Err)
 		}
@@ -57,12 +61,13 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("%s/%s: no baseline figure", r.Transport, r.What)
 		}
 	}
-	// http: live, 2 RSS, 2 cold, 2 concurrent, 5 warm, 8 readers (Python
-	// against tmpfs and the loopback, Node, rg, and two round trips against
-	// both), 2 idle CPU; stdio the same without the warm operations,
-	// readers and idle CPU.
-	if seen["http"] != 22 || seen["stdio"] != 7 {
-		t.Errorf("rows per transport: %v", seen)
+	// http: live, 2 RSS, 2 cold, 2 concurrent, approve, 2 idle CPU, 8
+	// readers (Python against tmpfs and the loopback, Node, rg, and two
+	// round trips against both), then at each of the 2 parallelisms 3 warm
+	// operations and 14 walks (7 tools, 2 ways); stdio live, 2 RSS, 2
+	// cold, 2 concurrent.
+	if seen["http"] != 18+2*17 || seen["stdio"] != 7 || parallel != 17 {
+		t.Errorf("rows per transport: %v, %d of them at 2 walkers", seen, parallel)
 	}
 	if m := mountsUnder(work); len(m) > 0 {
 		t.Errorf("left mounted: %v", m)

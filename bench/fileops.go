@@ -174,6 +174,25 @@ func abReps(ctx context.Context, reps int, a, b func(rep int) (time.Duration, er
 	return as, bs, nil
 }
 
+// together runs op in n goroutines at once and waits for them all; the
+// first error is the result.
+func together(n int, op func() error) error {
+	if n == 1 {
+		return op()
+	}
+	errs := make(chan error, n)
+	for range n {
+		go func() { errs <- op() }()
+	}
+	var first error
+	for range n {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
 // perOp divides each duration by n.
 func perOp(ds []time.Duration, n int) []float64 {
 	out := seconds(ds)

@@ -39,8 +39,12 @@ type options struct {
 	CountSize int
 	// Idle is the window over which the idle CPU of a default `skillfs
 	// serve` and of the mount daemon is measured (HTTP sizes); 0: none.
-	Idle    time.Duration
-	Seed    uint64
+	Idle time.Duration
+	Seed uint64
+	// Walkers are the parallelisms of the warm rows: each is measured
+	// with this many walkers at once, every walker doing the whole
+	// operation, on the mount and on tmpfs alike.
+	Walkers []int
 	Skillfs string // a built binary; "" builds cmd/skillfs
 	WorkDir string // parent of the bench's temp dir (disk)
 	Shm     string // a tmpfs for the baseline copy
@@ -64,6 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	counts := fs.Int("counts", 1000, "count the FUSE requests of each workload at HTTP sizes up to this many skills (0: none)")
 	idle := fs.Duration("idle", 10*time.Second, "measure the idle CPU of `skillfs serve` and of the mount daemon over this window, per HTTP size (0: not at all)")
 	seed := fs.Uint64("seed", 1, "seed of the generated trees")
+	walkers := fs.String("walkers", "1,4,16", "comma-separated parallelisms of the warm rows: each row runs with this many concurrent walkers (1 to 64), every one doing the whole operation")
 	bin := fs.String("skillfs", "", "use this skillfs binary instead of building ./cmd/skillfs")
 	work := fs.String("workdir", os.TempDir(), "where the trees, cache and mountpoints go (a disk, not tmpfs)")
 	shm := fs.String("shm", "/dev/shm", "tmpfs for the baseline copy (as root, a tmpfs is mounted when this is not one)")
@@ -80,6 +85,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			return options{}, fmt.Errorf("-sizes: %q is not a tree size (at least 10 skills)", f)
 		}
 		o.Sizes = append(o.Sizes, n)
+	}
+	for _, f := range strings.Split(*walkers, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 64 {
+			return options{}, fmt.Errorf("-walkers: %q is not a number of walkers (1 to 64)", f)
+		}
+		o.Walkers = append(o.Walkers, n)
 	}
 	if o.Reps < 1 {
 		return options{}, fmt.Errorf("-reps must be at least 1, not %d", o.Reps)

@@ -507,9 +507,34 @@ func (s *scenario) warm(ctx context.Context) {
 	}
 }
 
-// warmOp times op over the mount and over tmpfs; op is given how to map a
-// file to its path on the side being measured.
+// walkers are the parallelisms of the warm rows (options.Walkers), 1
+// when none are set.
+func (s *scenario) walkers() []int {
+	if len(s.b.opts.Walkers) == 0 {
+		return []int{1}
+	}
+	return s.b.opts.Walkers
+}
+
+// atParallelism names a warm row measured with p walkers at once.
+func atParallelism(what string, p int) string {
+	if p == 1 {
+		return what
+	}
+	return fmt.Sprintf("%s, %d walkers at once", what, p)
+}
+
+// warmOp times op over the mount and over tmpfs, at each parallelism; op
+// is given how to map a file to its path on the side being measured.
 func (s *scenario) warmOp(ctx context.Context, what string, reps, perRep int, target Target, op func(root func(File) string) error) {
+	for _, p := range s.walkers() {
+		s.warmOpAt(ctx, atParallelism(what, p), reps, perRep, p, target, op)
+	}
+}
+
+// warmOpAt times p walkers doing op at once: the wall time of them all,
+// per file of one walker's pass.
+func (s *scenario) warmOpAt(ctx context.Context, what string, reps, perRep, p int, target Target, op func(root func(File) string) error) {
 	r := s.row(what, KindTime)
 	r.Baseline = "tmpfs"
 	r.Target = target
@@ -522,8 +547,12 @@ func (s *scenario) warmOp(ctx context.Context, what string, reps, perRep int, ta
 		}
 	}
 	mount, tmpfs, err := abReps(ctx, reps,
-		func(int) (time.Duration, error) { return timed(func() error { return op(s.mountPath) }) },
-		func(int) (time.Duration, error) { return timed(func() error { return op(s.shmPath) }) })
+		func(int) (time.Duration, error) {
+			return timed(func() error { return together(p, func() error { return op(s.mountPath) }) })
+		},
+		func(int) (time.Duration, error) {
+			return timed(func() error { return together(p, func() error { return op(s.shmPath) }) })
+		})
 	if err != nil {
 		r.Err = err.Error()
 		return

@@ -200,10 +200,13 @@ func TestSpread(t *testing.T) {
 func TestParseFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
-		want string // an error substring, or the sizes/reps/stdio parsed
+		want string // an error substring, or the sizes/reps/stdio/walkers parsed
 	}{
-		{nil, "[100 1000 10000] 9 1000"},
-		{[]string{"-sizes", "100, 2000", "-reps", "3", "-stdio", "0"}, "[100 2000] 3 0"},
+		{nil, "[100 1000 10000] 9 1000 [1 4 16]"},
+		{[]string{"-sizes", "100, 2000", "-reps", "3", "-stdio", "0", "-walkers", "1, 64"}, "[100 2000] 3 0 [1 64]"},
+		{[]string{"-walkers", "0"}, "not a number of walkers"},
+		{[]string{"-walkers", "65"}, "not a number of walkers"},
+		{[]string{"-walkers", "4,x"}, "not a number of walkers"},
 		{[]string{"-sizes", "5"}, "not a tree size"},
 		{[]string{"-sizes", "x"}, "not a tree size"},
 		{[]string{"-reps", "0"}, "at least 1"},
@@ -212,7 +215,7 @@ func TestParseFlags(t *testing.T) {
 	} {
 		var sink strings.Builder
 		o, err := parseFlags(tc.args, &sink)
-		got := fmt.Sprintf("%v %d %d", o.Sizes, o.Reps, o.StdioSize)
+		got := fmt.Sprintf("%v %d %d %v", o.Sizes, o.Reps, o.StdioSize, o.Walkers)
 		if err != nil {
 			got = err.Error()
 		}

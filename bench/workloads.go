@@ -94,28 +94,37 @@ func (s *scenario) workloads(ctx context.Context, reps int) {
 	mroot := filepath.Join(s.mnt, label)
 	for _, w := range workloads {
 		for _, m := range walkModes {
-			r := s.row(fmt.Sprintf("warm `%s`, %s", w, m.Name), KindTime)
-			r.Baseline = "tmpfs"
-			r.Target = Target{Op: RatioAtMost, Limit: w.Limit}
-			r.N = reps
-			if _, err := exec.LookPath(w.Tool); err != nil {
-				r.Skip = w.Tool + " is not installed"
-				s.rows = append(s.rows, r)
-				continue
+			for _, p := range s.walkers() {
+				s.workload(ctx, w, m, p, mroot, reps)
 			}
-			mount, tmpfs, err := s.timeWorkload(ctx, w, m, mroot, reps)
-			if err != nil {
-				r.Err = err.Error()
-			} else {
-				r.measured(mount, tmpfs)
-				r.Note = stability(mount, tmpfs)
-			}
-			s.rows = append(s.rows, r)
 		}
 	}
 }
 
-func (s *scenario) timeWorkload(ctx context.Context, w workload, m walkMode, mroot string, reps int) (mount, tmpfs []float64, err error) {
+// workload times p walkers running w at once, over the mount and over
+// tmpfs.
+func (s *scenario) workload(ctx context.Context, w workload, m walkMode, p int, mroot string, reps int) {
+	r := s.row(atParallelism(fmt.Sprintf("warm `%s`, %s", w, m.Name), p), KindTime)
+	r.Baseline = "tmpfs"
+	r.Target = Target{Op: RatioAtMost, Limit: w.Limit}
+	r.N = reps
+	defer func() { s.rows = append(s.rows, r) }()
+	if _, err := exec.LookPath(w.Tool); err != nil {
+		r.Skip = w.Tool + " is not installed"
+		return
+	}
+	mount, tmpfs, err := s.timeWorkload(ctx, w, m, p, mroot, reps)
+	if err != nil {
+		r.Err = err.Error()
+		return
+	}
+	r.measured(mount, tmpfs)
+	r.Note = stability(mount, tmpfs)
+}
+
+// timeWorkload checks that w prints the same on both sides (one walker,
+// untimed), then times p walkers running it at once.
+func (s *scenario) timeWorkload(ctx context.Context, w workload, m walkMode, p int, mroot string, reps int) (mount, tmpfs []float64, err error) {
 	sroot := s.shm.Root
 	var outs [2]string
 	for i, root := range []string{mroot, sroot} {
@@ -134,10 +143,10 @@ func (s *scenario) timeWorkload(ctx context.Context, w workload, m walkMode, mro
 	}
 	ms, ts, err := abReps(ctx, reps,
 		func(int) (time.Duration, error) {
-			return timed(func() error { _, err := w.run(ctx, mroot, m, false); return err })
+			return timed(func() error { return together(p, func() error { _, err := w.run(ctx, mroot, m, false); return err }) })
 		},
 		func(int) (time.Duration, error) {
-			return timed(func() error { _, err := w.run(ctx, sroot, m, false); return err })
+			return timed(func() error { return together(p, func() error { _, err := w.run(ctx, sroot, m, false); return err }) })
 		})
 	return seconds(ms), seconds(ts), err
 }
