@@ -15,7 +15,7 @@ func TestApprovalsSavedHostOnlyAndRemovedWithTheOrigin(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "store")
 	s, _ := openStoreAt(t, root, Options{})
 	o := mustOrigin(t, s, "acme-1")
-	if _, err := o.LoadApprovals(); !errors.Is(err, ErrNotFound) {
+	if _, err := o.Load(ApprovalsSidecar); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("before any save: %v, want ErrNotFound", err)
 	}
 	for _, data := range [][]byte{[]byte(`{"v":1}`), []byte(`{"v":2}`)} {
@@ -30,14 +30,14 @@ func TestApprovalsSavedHostOnlyAndRemovedWithTheOrigin(t *testing.T) {
 	s.Close()
 	s2, _ := openStoreAt(t, root, Options{})
 	o2 := mustOrigin(t, s2, "acme-1")
-	if b, err := o2.LoadApprovals(); err != nil || !bytes.Equal(b, []byte(`{"v":2}`)) {
+	if b, err := o2.Load(ApprovalsSidecar); err != nil || !bytes.Equal(b, []byte(`{"v":2}`)) {
 		t.Fatalf("after reopening: %q, %v", b, err)
 	}
 	if err := s2.Remove("acme-1"); err != nil {
 		t.Fatal(err)
 	}
 	o3 := mustOrigin(t, s2, "acme-1")
-	if _, err := o3.LoadApprovals(); !errors.Is(err, ErrNotFound) {
+	if _, err := o3.Load(ApprovalsSidecar); !errors.Is(err, ErrNotFound) {
 		t.Errorf("after removing the origin: %v, want ErrNotFound", err)
 	}
 }
@@ -53,7 +53,7 @@ func TestPlantedApprovalsAreDiscarded(t *testing.T) {
 	if err := os.Symlink(target, filepath.Join(root, "acme-1", "approvals.json")); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := o.LoadApprovals(); err == nil {
+	if b, err := o.Load(ApprovalsSidecar); err == nil {
 		t.Fatalf("a symlinked approvals.json was read: %q", b)
 	}
 	if _, err := os.Lstat(filepath.Join(root, "acme-1", "approvals.json")); !errors.Is(err, os.ErrNotExist) {

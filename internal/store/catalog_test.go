@@ -25,7 +25,7 @@ func TestCatalogAtItsCap(t *testing.T) {
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(o.CatalogUnsaved(), "101 bytes") {
 		t.Errorf("one byte over: %v, unsaved %q", err, o.CatalogUnsaved())
 	}
-	if b, err := o.LoadCatalog(); err != nil || !bytes.Equal(b, at) {
+	if b, err := o.Load(CatalogSidecar); err != nil || !bytes.Equal(b, at) {
 		t.Errorf("after the refused save the last saved catalog is %d bytes, %v", len(b), err)
 	}
 	if err := save(o, CatalogSidecar, at); err != nil || o.CatalogUnsaved() != "" {

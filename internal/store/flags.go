@@ -8,9 +8,3 @@ const flagsName = "flags.json"
 
 // maxFlagsSize bounds flags.json.
 const maxFlagsSize = 16 << 20
-
-// LoadFlags returns the saved flags.json, or ErrNotFound. One that is not
-// a regular file or is over its cap is removed and logged.
-func (o *Bucket) LoadFlags() ([]byte, error) {
-	return o.loadFile("flags", flagsName, maxFlagsSize)
-}

@@ -163,11 +163,11 @@ func (s *Store) Evict(e Eviction) error {
 	return first
 }
 
-// touch marks the object as used now (see Object.Used); a failure only
-// makes it look older.
-func (o *Bucket) touch(rel string) {
+// touch marks the file rel under root as used now (see Object.Used); a
+// failure only makes it look older.
+func touch(root *os.Root, rel string) {
 	now := time.Now()
-	o.root.Chtimes(rel, now, now)
+	root.Chtimes(rel, now, now)
 }
 
 // lease opens and share-locks the origin's last-used file and sets its
@@ -195,7 +195,7 @@ func (o *Bucket) lease() bool {
 		f.Close()
 		return false
 	}
-	o.touch(leaseName)
+	touch(o.root, leaseName)
 	o.leaseFile = f
 	return true
 }
@@ -205,7 +205,7 @@ func (o *Bucket) release() {
 	if o.leaseFile == nil {
 		return
 	}
-	o.touch(leaseName)
+	touch(o.root, leaseName)
 	o.leaseFile.Close()
 	o.leaseFile = nil
 }
@@ -213,7 +213,7 @@ func (o *Bucket) release() {
 // InUse reports whether a process (this one included) holds the origin's
 // directory open with a lease.
 func (s *Store) InUse(id string) bool {
-	f, ok := s.lockExclusive(id)
+	f, ok := lockExclusive(s.root, id)
 	if f != nil {
 		f.Close()
 	}
@@ -222,11 +222,11 @@ func (s *Store) InUse(id string) bool {
 
 // lockExclusive takes id's lease exclusively without waiting: ok is false
 // when a process uses the origin. f is nil when there is no lease file.
-func (s *Store) lockExclusive(id string) (f *os.File, ok bool) {
+func lockExclusive(root *os.Root, id string) (f *os.File, ok bool) {
 	if CheckID(id) != nil {
 		return nil, true
 	}
-	f, err := s.root.OpenFile(id+"/"+leaseName, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := root.OpenFile(id+"/"+leaseName, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, true
 	}
@@ -270,7 +270,7 @@ func (s *Store) DropUnused(id string, cutoff time.Time) (bool, error) {
 	if err != nil || !used.Before(cutoff) {
 		return false, err
 	}
-	f, ok := s.lockExclusive(id)
+	f, ok := lockExclusive(s.root, id)
 	if !ok {
 		return false, nil
 	}
@@ -301,7 +301,7 @@ func (s *Store) Clear(id string) error {
 	}
 	for _, n := range names {
 		if n == leaseName || strings.HasPrefix(n, tempPrefix) {
-			continue // a write under way: it lands, or cleanTemps takes it
+			continue // a write under way: it lands, or temps.clean takes it
 		}
 		rel := id + "/" + n
 		if err := s.root.RemoveAll(rel); err != nil {
@@ -318,6 +318,7 @@ func (s *Store) Clear(id string) error {
 // pass at a time, each one scan of the store's objects and the removals
 // it plans.
 type sizeKeeper struct {
+	s       *Store
 	mu      sync.Mutex
 	held    func() (func(Object) bool, error) // Options.Held, or SetHeld's
 	running bool
@@ -342,17 +343,17 @@ func evictSlack(limit int64) int64 { return max(limit/8, 1<<20) }
 
 // wrote counts n bytes of a new object and starts a pass when they take
 // the store over its limit.
-func (s *Store) wrote(n int64) {
+func (k *sizeKeeper) wrote(n int64) {
+	s := k.s
 	if s.opts.MaxSize <= 0 {
 		return
 	}
-	k := &s.sizes
 	k.mu.Lock()
 	k.estimate += n
 	due := k.estimate > s.opts.MaxSize && (k.lastAfter <= s.opts.MaxSize || k.estimate-k.lastAfter >= evictSlack(s.opts.MaxSize))
 	k.mu.Unlock()
 	if due {
-		s.EvictSoon()
+		k.EvictSoon()
 	}
 }
 
@@ -360,11 +361,11 @@ func (s *Store) wrote(n int64) {
 // Options.Held), or one more after the pass under way. Mounts call it at
 // start; writes call it when they take the store over its limit. A pass
 // that cannot learn what is held removes nothing.
-func (s *Store) EvictSoon() {
+func (k *sizeKeeper) EvictSoon() {
+	s := k.s
 	if s.opts.MaxSize <= 0 {
 		return
 	}
-	k := &s.sizes
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.held == nil {
@@ -382,7 +383,7 @@ func (s *Store) EvictSoon() {
 	go func() {
 		defer k.done.Done()
 		for {
-			s.evictPass()
+			k.evictPass()
 			k.mu.Lock()
 			if !k.again {
 				k.running = false
@@ -395,9 +396,9 @@ func (s *Store) EvictSoon() {
 	}()
 }
 
-func (s *Store) evictPass() {
+func (k *sizeKeeper) evictPass() {
+	s := k.s
 	limit := s.opts.MaxSize
-	k := &s.sizes
 	k.mu.Lock()
 	before := k.estimate
 	heldFn := k.held
@@ -444,23 +445,22 @@ func (s *Store) evictPass() {
 // (a listing replaced a version; a skill was revoked), and with no write
 // to come, nothing else would bring the store back under its limit. These
 // saves are few (a listing's, debounced; a command's), unlike writes.
-func (s *Store) retryOverHeld() {
-	k := &s.sizes
+func (k *sizeKeeper) retryOverHeld() {
 	k.mu.Lock()
 	over := k.overHeld
 	k.mu.Unlock()
 	if over {
-		s.EvictSoon()
+		k.EvictSoon()
 	}
 }
 
 // SetHeld replaces Options.Held, for a caller that learns what is held
 // only once the Store is open (a mount, once its tree exists). Until Held
 // or SetHeld gives one, no pass runs.
-func (s *Store) SetHeld(held func() (func(Object) bool, error)) {
-	s.sizes.mu.Lock()
-	s.sizes.held = held
-	s.sizes.mu.Unlock()
+func (k *sizeKeeper) SetHeld(held func() (func(Object) bool, error)) {
+	k.mu.Lock()
+	k.held = held
+	k.mu.Unlock()
 }
 
 // SizeStats is the store's size against cache.max_size, for status.
@@ -474,8 +474,8 @@ type SizeStats struct {
 }
 
 // Size returns the store's size against its bound.
-func (s *Store) Size() SizeStats {
-	k := &s.sizes
+func (k *sizeKeeper) Size() SizeStats {
+	s := k.s
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return SizeStats{MaxSize: max(s.opts.MaxSize, 0), Bytes: k.estimate, HeldBytes: k.heldBytes, OverHeld: k.overHeld, Passes: k.passes, Evicted: k.evicted}
@@ -508,5 +508,6 @@ func (s *Store) Peek(id string) (o *Bucket, done func(), err error) {
 	}
 	s.gen++
 	o = &Bucket{s: s, id: id, gen: s.gen, dir: s.path + "/" + id, root: r, dirInfo: fi}
+	o.temps.o, o.objects.b = o, o
 	return o, func() { r.Close() }, nil
 }

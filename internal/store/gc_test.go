@@ -150,7 +150,7 @@ func TestWritesOverMaxSizeEvictUnheld(t *testing.T) {
 	for i := 1; i <= 10; i++ {
 		mustPut(t, o, content(i, 1000))
 	}
-	s.sizes.done.Wait()
+	s.sizeKeeper.done.Wait()
 	// A pass is started by the write that crosses the limit; writes during
 	// a pass ask for one more. Whatever the interleaving, the last pass
 	// ran after the last write.
@@ -181,7 +181,7 @@ func TestHeldOverMaxSizeIsKeptAndLogged(t *testing.T) {
 	o := mustOrigin(t, s, "a-1")
 	d1 := mustPut(t, o, content(1, 1000))
 	d2 := mustPut(t, o, content(2, 1000))
-	s.sizes.done.Wait()
+	s.sizeKeeper.done.Wait()
 	for _, d := range []skill.Digest{d1, d2} {
 		if _, err := os.Lstat(objectPath(o, d)); err != nil {
 			t.Errorf("held object %s removed: %v", d, err)
@@ -221,7 +221,7 @@ func TestSavedCatalogRetriesAPassOverHeld(t *testing.T) {
 	keep[d2] = true // the new version, before the old one's catalog is replaced
 	mu.Unlock()
 	mustPut(t, o, content(2, 1000))
-	s.sizes.done.Wait()
+	s.sizeKeeper.done.Wait()
 	if sz := s.Size(); !sz.OverHeld || len(rec.TakeWarnings()) != 1 {
 		t.Fatalf("Size = %+v, want OverHeld, and said once", sz)
 	}
@@ -231,7 +231,7 @@ func TestSavedCatalogRetriesAPassOverHeld(t *testing.T) {
 	if err := o.NewSaver(CatalogSidecar, SaverOptions{}).Write([]byte(`{"version":2}`)); err != nil {
 		t.Fatal(err)
 	}
-	s.sizes.done.Wait()
+	s.sizeKeeper.done.Wait()
 	if _, err := os.Lstat(objectPath(o, d1)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the replaced version after the catalog's save: %v, want it evicted", err)
 	}
@@ -248,7 +248,7 @@ func TestEvictionSkippedWhenHeldIsUnknown(t *testing.T) {
 	s, rec := openStore(t, Options{MemoryLimit: -1, MaxSize: 100, Held: held})
 	o := mustOrigin(t, s, "a-1")
 	d := mustPut(t, o, content(1, 1000))
-	s.sizes.done.Wait()
+	s.sizeKeeper.done.Wait()
 	if _, err := os.Lstat(objectPath(o, d)); err != nil {
 		t.Errorf("object removed although what is held was unknown: %v", err)
 	}

@@ -18,7 +18,7 @@ const (
 	objectsDir  = "objects"
 	catalogName = "catalog.json"
 	// tempPrefix names files being written. The leading dot keeps them out of
-	// anything that lists objects, and cleanTemps recognises them by it.
+	// anything that lists objects, and temps.clean recognises them by it.
 	tempPrefix = ".tmp-"
 )
 

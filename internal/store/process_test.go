@@ -32,7 +32,7 @@ func TestHelperHoldTemp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, name, err := o.createTemp(0o400)
+	f, name, err := o.temps.create(0o400)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,42 +37,49 @@ var (
 	TimesSidecar = Sidecar{name: timesName, what: "times", limit: maxTimesSize}
 )
 
+// limitIn is the sidecar's cap in bytes in the store s.
+func (f Sidecar) limitIn(s *Store) int64 {
+	if f.limit == 0 {
+		return s.opts.MaxCatalogSize
+	}
+	return f.limit
+}
+
 // ErrStopped is returned by a Saver's Write after its Stop.
 var ErrStopped = errors.New("the session that saves it has ended")
 
-// save atomically replaces the sidecar f with data (see writeAtomic).
-func (o *Bucket) save(f Sidecar, data []byte) error {
-	err := o.saveSidecar(f, data)
-	o.settled(f, err)
-	if err == nil && (f.name == catalogName || f.name == approvalsName) {
+// save atomically replaces the sidecar with data (see writeAtomic).
+func (s *Saver) save(data []byte) error {
+	err := s.saveSidecar(data)
+	s.settled(err)
+	if err == nil && (s.f.name == catalogName || s.f.name == approvalsName) {
 		// What they name is held: they may now hold less.
-		o.s.retryOverHeld()
+		s.b.s.retryOverHeld()
 	}
 	return err
 }
 
-// settled records how the last save of f ended: err, or nil when the file
-// holds what was to be saved.
-func (o *Bucket) settled(f Sidecar, err error) {
-	if f.name != catalogName {
+// settled records how the last save of the sidecar ended: err, or nil
+// when the file holds what was to be saved.
+func (s *Saver) settled(err error) {
+	if s.f.name != catalogName {
 		return
 	}
 	if err != nil {
 		msg := err.Error()
-		o.unsaved.Store(&msg)
+		s.b.unsaved.Store(&msg)
 	} else {
-		o.unsaved.Store(nil)
+		s.b.unsaved.Store(nil)
 	}
 }
 
-func (o *Bucket) saveSidecar(f Sidecar, data []byte) error {
+// saveSidecar writes data over the sidecar, within its cap.
+func (s *Saver) saveSidecar(data []byte) error {
+	o, f := s.b, s.f
 	if o.removed.Load() {
 		return fmt.Errorf("save %s of %s: %w", f.what, o.id, ErrRemoved)
 	}
-	limit := f.limit
-	if limit == 0 {
-		limit = o.s.opts.MaxCatalogSize
-	}
+	limit := f.limitIn(o.s)
 	if int64(len(data)) > limit {
 		return fmt.Errorf("save %s of %s: %d bytes: %w (cap %d)", f.what, o.id, len(data), ErrTooLarge, limit)
 	}
@@ -200,10 +207,10 @@ func (s *Saver) Seen(data []byte) {
 func (s *Saver) writeLocked(data []byte) error {
 	sum := sha256.Sum256(data)
 	if s.held != nil && *s.held == sum {
-		s.b.settled(s.f, nil)
+		s.settled(nil)
 		return nil
 	}
-	if err := s.b.save(s.f, data); err != nil {
+	if err := s.save(data); err != nil {
 		return err
 	}
 	s.held = &sum

@@ -401,7 +401,7 @@ func TestSaverSkipsWhatTheFileHolds(t *testing.T) {
 		t.Errorf("the same catalog was written again (%v)", err)
 	}
 
-	loaded, err := o.LoadCatalog()
+	loaded, err := o.Load(CatalogSidecar)
 	if err != nil {
 		t.Fatal(err)
 	}

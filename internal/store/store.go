@@ -77,7 +77,7 @@ type Store struct {
 	hits, loads, discards atomic.Uint64
 	pendingWrites         atomic.Int64
 
-	sizes sizeKeeper // cache.max_size (gc.go)
+	sizeKeeper // cache.max_size (gc.go)
 }
 
 // DefaultRoot returns $XDG_CACHE_HOME/skillfs, or ~/.cache/skillfs when
@@ -148,14 +148,16 @@ func Open(root string, opts Options) (*Store, error) {
 		r.Close()
 		return nil, fmt.Errorf("open store %s: %w: it changed while being opened", root, ErrUnsafeRoot)
 	}
-	return &Store{
+	s := &Store{
 		path:    root,
 		root:    r,
 		opts:    opts,
 		log:     opts.Logger,
 		mem:     newMemCache(opts.MemoryLimit),
 		origins: make(map[string]*Bucket),
-	}, nil
+	}
+	s.sizeKeeper.s = s
+	return s, nil
 }
 
 func checkRoot(root string, fi fs.FileInfo) error {
@@ -192,7 +194,7 @@ func (s *Store) Bucket(id string) (*Bucket, error) {
 		// Someone may have deleted or replaced the directory behind our
 		// handle (another skillfs process removing the origin, say).
 		if fi, err := s.root.Lstat(id); err == nil && os.SameFile(fi, o.dirInfo) {
-			o.cleanTemps()
+			o.temps.clean()
 			return o, nil
 		}
 		o.removed.Store(true)
@@ -227,6 +229,7 @@ func (s *Store) openBucket(id string) (*Bucket, error) {
 	}
 	s.gen++
 	o := &Bucket{s: s, id: id, gen: s.gen, dir: filepath.Join(s.path, id), root: r, dirInfo: fi}
+	o.temps.o, o.objects.b = o, o
 	if err := s.ensureDir(r, o.dir, objectsDir, "open"); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("open origin %s: %w", id, err)
@@ -235,7 +238,7 @@ func (s *Store) openBucket(id string) (*Bucket, error) {
 		r.Close()
 		return nil, nil
 	}
-	o.cleanTemps()
+	o.temps.clean()
 	s.origins[id] = o
 	return o, nil
 }
@@ -313,7 +316,7 @@ func (s *Store) Stats() Stats {
 // must not be used afterwards.
 func (s *Store) Close() error {
 	s.writes.Wait()
-	s.sizes.done.Wait()
+	s.sizeKeeper.done.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, o := range s.origins {

@@ -470,7 +470,7 @@ func TestCatalog(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "store")
 	s, _ := openStoreAt(t, root, Options{MaxCatalogSize: 1000})
 	o := mustOrigin(t, s, "acme-1")
-	if _, err := o.LoadCatalog(); !errors.Is(err, ErrNotFound) {
+	if _, err := o.Load(CatalogSidecar); !errors.Is(err, ErrNotFound) {
 		t.Errorf("LoadCatalog before any save = %v, want ErrNotFound", err)
 	}
 	if err := save(o, CatalogSidecar, []byte("v1")); err != nil {
@@ -503,13 +503,13 @@ func TestCatalog(t *testing.T) {
 	}
 	// A restart reads it back.
 	s2, _ := openStoreAt(t, root, Options{})
-	if b, err := mustOrigin(t, s2, "acme-1").LoadCatalog(); err != nil || string(b) != "version two" {
+	if b, err := mustOrigin(t, s2, "acme-1").Load(CatalogSidecar); err != nil || string(b) != "version two" {
 		t.Errorf("LoadCatalog after restart = %q, %v", b, err)
 	}
 	if err := save(o, CatalogSidecar, make([]byte, 1001)); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("saving the catalog over the cap = %v, want ErrTooLarge", err)
 	}
-	if b, _ := o.LoadCatalog(); string(b) != "version two" {
+	if b, _ := o.Load(CatalogSidecar); string(b) != "version two" {
 		t.Errorf("a refused save changed the catalog to %q", b)
 	}
 }
@@ -541,7 +541,7 @@ func TestCatalogPlanted(t *testing.T) {
 			path := filepath.Join(o.Dir(), "catalog.json")
 			target := filepath.Join(t.TempDir(), "target.json")
 			tt.plant(t, path, target)
-			if b, err := o.LoadCatalog(); !errors.Is(err, ErrNotFound) {
+			if b, err := o.Load(CatalogSidecar); !errors.Is(err, ErrNotFound) {
 				t.Fatalf("LoadCatalog = %d bytes, %v; want ErrNotFound", len(b), err)
 			}
 			wantOneDiscard(t, rec, o, "", path)
@@ -570,7 +570,7 @@ func TestCatalogSaveOverPlantedDirectory(t *testing.T) {
 	if len(rec.TakeWarnings()) != 1 {
 		t.Errorf("replacing a planted directory was not logged once")
 	}
-	if b, err := o.LoadCatalog(); err != nil || string(b) != "ok" {
+	if b, err := o.Load(CatalogSidecar); err != nil || string(b) != "ok" {
 		t.Errorf("LoadCatalog = %q, %v", b, err)
 	}
 }
@@ -624,7 +624,7 @@ func TestRemove(t *testing.T) {
 	if _, err := a2.Get(da); !errors.Is(err, ErrNotFound) {
 		t.Errorf("re-created origin Get = %v, want ErrNotFound", err)
 	}
-	if _, err := a2.LoadCatalog(); !errors.Is(err, ErrNotFound) {
+	if _, err := a2.Load(CatalogSidecar); !errors.Is(err, ErrNotFound) {
 		t.Errorf("re-created origin LoadCatalog = %v, want ErrNotFound", err)
 	}
 	// The other origin is untouched.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -21,44 +22,53 @@ import (
 
 // The lock alone leaves a window between creating the file and locking it.
 // Within one process the in-flight set closes it: a name is registered
-// before it exists, and cleanTemps skips registered names. Across processes
+// before it exists, and clean skips registered names. Across processes
 // the writer checks, once it holds the lock, that the name is still its
 // file, and starts over if a cleaner got there first.
 
-// createTemp creates and locks a new temporary file in the origin directory.
-// The caller must call doneTemp with the name when it has renamed or
-// removed the file.
-func (o *Bucket) createTemp(perm os.FileMode) (*os.File, string, error) {
+// temps are the temporary files of one bucket: those this process is
+// writing, and the cleaning up of those an interrupted write left.
+type temps struct {
+	o        *Bucket
+	mu       sync.Mutex
+	inflight map[string]struct{} // temporary files this process is writing
+}
+
+// create creates and locks a new temporary file in the origin directory.
+// The caller must call done with the name when it has renamed or removed
+// the file.
+func (t *temps) create(perm os.FileMode) (*os.File, string, error) {
+	o := t.o
 	for range 10 {
 		var rnd [8]byte
 		rand.Read(rnd[:])
 		name := tempPrefix + hex.EncodeToString(rnd[:])
-		o.tmu.Lock()
-		if o.inflight == nil {
-			o.inflight = make(map[string]struct{})
+		t.mu.Lock()
+		if t.inflight == nil {
+			t.inflight = make(map[string]struct{})
 		}
-		o.inflight[name] = struct{}{}
-		o.tmu.Unlock()
+		t.inflight[name] = struct{}{}
+		t.mu.Unlock()
 		f, err := o.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if errors.Is(err, fs.ErrExist) {
-			o.doneTemp(name)
+			t.done(name)
 			continue
 		}
 		if err != nil {
-			o.doneTemp(name)
+			t.done(name)
 			return nil, "", err
 		}
 		// The umask may have narrowed perm; a 0200 catalog would be useless.
 		if err := f.Chmod(perm); err != nil {
 			f.Close()
 			o.root.Remove(name)
-			o.doneTemp(name)
+			t.done(name)
 			return nil, "", err
 		}
 		if err := flock(f, syscall.LOCK_EX); err != nil {
 			f.Close()
 			o.root.Remove(name)
-			o.doneTemp(name)
+			t.done(name)
 			return nil, "", err
 		}
 		// A cleaner may have locked and removed the file between our create
@@ -69,26 +79,28 @@ func (o *Bucket) createTemp(perm os.FileMode) (*os.File, string, error) {
 			return f, name, nil
 		}
 		f.Close()
-		o.doneTemp(name)
+		t.done(name)
 	}
 	return nil, "", fmt.Errorf("create temporary file in %s: ten attempts lost to name clashes or concurrent cleanup", o.dir)
 }
 
-func (o *Bucket) doneTemp(name string) {
-	o.tmu.Lock()
-	delete(o.inflight, name)
-	o.tmu.Unlock()
+// done forgets the temporary file name, renamed or removed.
+func (t *temps) done(name string) {
+	t.mu.Lock()
+	delete(t.inflight, name)
+	t.mu.Unlock()
 }
 
-func (o *Bucket) isInflight(name string) bool {
-	o.tmu.Lock()
-	defer o.tmu.Unlock()
-	_, ok := o.inflight[name]
+func (t *temps) isInflight(name string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.inflight[name]
 	return ok
 }
 
-// cleanTemps removes temporary files that no live writer holds.
-func (o *Bucket) cleanTemps() {
+// clean removes temporary files that no live writer holds.
+func (t *temps) clean() {
+	o := t.o
 	names, err := readDirNames(o.root, ".")
 	if err != nil {
 		o.s.log.Warn("cannot list origin directory for leftover temporary files",
@@ -96,17 +108,20 @@ func (o *Bucket) cleanTemps() {
 		return
 	}
 	for _, n := range names {
-		if !strings.HasPrefix(n, tempPrefix) || o.isInflight(n) {
+		if !strings.HasPrefix(n, tempPrefix) || t.isInflight(n) {
 			continue
 		}
-		if o.removeStaleTemp(n) {
+		if t.removeStale(n) {
 			o.s.log.Info("removed temporary file left by an interrupted write",
 				"origin", o.id, "op", "open", "path", filepath.Join(o.dir, n))
 		}
 	}
 }
 
-func (o *Bucket) removeStaleTemp(name string) bool {
+// removeStale removes the temporary file name unless a live writer holds
+// its lock.
+func (t *temps) removeStale(name string) bool {
+	o := t.o
 	lfi, err := o.root.Lstat(name)
 	if err != nil {
 		return false

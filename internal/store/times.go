@@ -10,9 +10,3 @@ const timesName = "times.bin"
 // maxTimesSize bounds times.bin: 40 bytes an entry, so some 400 000
 // digests, four times the default cap on resources in one listing.
 const maxTimesSize = 16 << 20
-
-// LoadTimes returns the saved times.bin, or ErrNotFound. One that is not a
-// regular file or is over its cap is removed and logged.
-func (o *Bucket) LoadTimes() ([]byte, error) {
-	return o.loadFile("times", timesName, maxTimesSize)
-}

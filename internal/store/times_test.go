@@ -14,7 +14,7 @@ func TestTimesSavedAndReloaded(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "store")
 	s, _ := openStoreAt(t, root, Options{})
 	o := mustOrigin(t, s, "acme-1")
-	if _, err := o.LoadTimes(); !errors.Is(err, ErrNotFound) {
+	if _, err := o.Load(TimesSidecar); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("before any save: %v, want ErrNotFound", err)
 	}
 	for _, data := range [][]byte{[]byte("one"), []byte("two")} {
@@ -28,7 +28,7 @@ func TestTimesSavedAndReloaded(t *testing.T) {
 	s.Close()
 	s2, _ := openStoreAt(t, root, Options{})
 	o2 := mustOrigin(t, s2, "acme-1")
-	if b, err := o2.LoadTimes(); err != nil || !bytes.Equal(b, []byte("two")) {
+	if b, err := o2.Load(TimesSidecar); err != nil || !bytes.Equal(b, []byte("two")) {
 		t.Fatalf("after reopening: %q, %v", b, err)
 	}
 	if err := s2.Remove("acme-1"); err != nil {
@@ -52,7 +52,7 @@ func TestOversizedTimesAreDiscarded(t *testing.T) {
 	if err := os.WriteFile(p, make([]byte, maxTimesSize+1), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := o.LoadTimes(); !errors.Is(err, ErrNotFound) {
+	if _, err := o.Load(TimesSidecar); !errors.Is(err, ErrNotFound) {
 		t.Errorf("loading an oversized times.bin: %v, want ErrNotFound", err)
 	}
 	if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {

@@ -424,7 +424,7 @@ func (b *approvalBook) load() {
 		return
 	}
 	b.loadElsewhere()
-	data, err := b.store.LoadApprovals()
+	data, err := b.store.Load(store.ApprovalsSidecar)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			b.log.Warn("loading approvals; every skill waits for approval", "op", "load", "err", err)

@@ -92,7 +92,7 @@ func TestApprovalBookPersistsPerIdentity(t *testing.T) {
 	// file is refused by the fingerprint it records.
 	other := requiredOrigin("b")
 	ob := newBook(t, root, other)
-	data, err := again.store.LoadApprovals()
+	data, err := again.store.Load(store.ApprovalsSidecar)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestApprovalsAfterStopAreRefused(t *testing.T) {
 	if _, err := b.approve(one); err != nil {
 		t.Fatal(err)
 	}
-	before, err := b.store.LoadApprovals()
+	before, err := b.store.Load(store.ApprovalsSidecar)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestApprovalsAfterStopAreRefused(t *testing.T) {
 	if st := b.state(one); st != approvalApproved {
 		t.Errorf("refused revoke: %q, want approved", st)
 	}
-	after, err := b.store.LoadApprovals()
+	after, err := b.store.Load(store.ApprovalsSidecar)
 	if err != nil || !bytes.Equal(before, after) {
 		t.Errorf("approvals.json changed after stop (%v):\n%s\nwant\n%s", err, after, before)
 	}

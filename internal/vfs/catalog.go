@@ -340,7 +340,7 @@ func (c *catalog) encode() ([]byte, error) {
 // restart with the server down still shows the tree. It reports whether
 // there was one.
 func (c *catalog) loadSaved() bool {
-	b, err := c.store.LoadCatalog()
+	b, err := c.store.Load(store.CatalogSidecar)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			c.log.Warn("loading saved catalog", "op", "load", "err", err)

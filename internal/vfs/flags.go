@@ -112,7 +112,7 @@ func (b *flagBook) encode() ([]byte, error) {
 
 // load brings back the flags of earlier runs.
 func (b *flagBook) load() {
-	data, err := b.store.LoadFlags()
+	data, err := b.store.Load(store.FlagsSidecar)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			b.log.Warn("loading content flags", "op", "load", "err", err)

@@ -23,7 +23,7 @@ import (
 // catalog could not be read or decoded: the caller holds all of o's
 // objects rather than guess.
 func SavedCatalogDigests(o *store.Bucket) ([]skill.Digest, error) {
-	data, err := o.LoadCatalog()
+	data, err := o.Load(store.CatalogSidecar)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -47,7 +47,7 @@ func SavedCatalogDigests(o *store.Bucket) ([]skill.Digest, error) {
 // (ApprovalsHeld: every approved resource and every kept file); none when
 // there are no approvals. An error is as for SavedCatalogDigests.
 func ApprovedDigests(o *store.Bucket) ([]skill.Digest, error) {
-	data, err := o.LoadApprovals()
+	data, err := o.Load(store.ApprovalsSidecar)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}

@@ -225,7 +225,7 @@ func (b *timeBook) encode() ([]byte, error) {
 // is logged and ignored: files then get the time of this run, as on a
 // first mount.
 func (b *timeBook) load() {
-	data, err := b.store.LoadTimes()
+	data, err := b.store.Load(store.TimesSidecar)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			b.log.Warn("loading file times; files get this run's times", "op", "load", "err", err)
