@@ -104,21 +104,18 @@ that is a symlink resolving outside your home directory is refused unless
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.write && o.remove {
-				return usageError(errors.New("integrate: --write or --remove, not both"))
-			}
-			if o.claudeImport && args[0] != "claude-code" {
-				return usageError(errors.New("integrate: --import is for claude-code"))
-			}
-			if o.mcp && (o.claudeImport || !slices.Contains(mcpHosts, args[0])) {
-				return usageError(fmt.Errorf("integrate: --mcp is for %s, without --import", strings.Join(mcpHosts, ", ")))
-			}
-			if o.configPath != "" && !o.mcp {
-				return usageError(errors.New("integrate: --config is the config `skillfs mcp` is given: it goes with --mcp"))
+			if err := o.checkFlags(args[0]); err != nil {
+				return err
 			}
 			return runIntegrate(cmd.Context(), cmd.OutOrStdout(), args[0], o)
 		},
 	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+// addFlags binds integrate's flags to o.
+func (o *integrateOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&o.write, "write", false, "add the snippet to the host's file")
 	f.BoolVar(&o.remove, "remove", false, "take every part of skillfs's for the host out of its files")
@@ -129,7 +126,24 @@ that is a symlink resolving outside your home directory is refused unless
 	f.StringVar(&o.project, "project", "", "cursor: the project `DIR` (default the current directory)")
 	f.BoolVar(&o.mcp, "mcp", false, "register `skillfs mcp` as the host's MCP server (no mount needed) instead of pointing the host at a mount")
 	f.StringVar(&o.configPath, "config", "", "with --mcp: the config `FILE` skillfs mcp is given (default: its own default)")
-	return cmd
+}
+
+// checkFlags refuses, as a usage error, flags that do not go together or
+// do not go with host.
+func (o integrateOptions) checkFlags(host string) error {
+	if o.write && o.remove {
+		return usageError(errors.New("integrate: --write or --remove, not both"))
+	}
+	if o.claudeImport && host != "claude-code" {
+		return usageError(errors.New("integrate: --import is for claude-code"))
+	}
+	if o.mcp && (o.claudeImport || !slices.Contains(mcpHosts, host)) {
+		return usageError(fmt.Errorf("integrate: --mcp is for %s, without --import", strings.Join(mcpHosts, ", ")))
+	}
+	if o.configPath != "" && !o.mcp {
+		return usageError(errors.New("integrate: --config is the config `skillfs mcp` is given: it goes with --mcp"))
+	}
+	return nil
 }
 
 // integrationFiles are the files host reads and what skillfs puts in each
