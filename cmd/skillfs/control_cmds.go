@@ -566,6 +566,8 @@ If the server changes an approved skill later, it waits in
 	return cmd
 }
 
+// runApprove shows the skills named (or --all's), asks unless --yes, and
+// has the mount approve exactly the entries shown.
 func runApprove(ctx context.Context, c *control.Client, opts approveOptions, args []string) error {
 	// Buffered: --all prints a few lines per skill, and there may be
 	// tens of thousands; flushed before the question and at the end.
@@ -587,12 +589,8 @@ func runApprove(ctx context.Context, c *control.Client, opts approveOptions, arg
 		return err
 	}
 	if opts.binding != "" {
-		// What the person read elsewhere (inspect --show) is what is
-		// approved, or nothing is; the mount checks it again.
-		if refs[0].Binding != opts.binding {
-			name := args[0]
-			return &exitError{code: exitFailure, err: fmt.Errorf("%s is no longer the skill you were shown: you gave binding %s, the mount now holds %s (the server changed it); nothing was approved: read it again with `skillfs inspect --show %s`",
-				cell(name, 0), cell(opts.binding, 0), cell(refs[0].Binding, 0), cell(name, 0))}
+		if err := checkBinding(opts.binding, refs[0], args[0]); err != nil {
+			return err
 		}
 		// chosen (and refs) stay: without --yes the prompt still shows
 		// the skill, which is the one bound.
@@ -607,33 +605,14 @@ func runApprove(ctx context.Context, c *control.Client, opts approveOptions, arg
 	}
 	switch {
 	case len(chosen) > 0 && !opts.yes:
-		// Each skill in full, through the pager on a terminal; the refs
-		// take the bindings of the entries shown.
-		var view strings.Builder
-		fmt.Fprintln(&view, "These skills will be approved exactly as shown here; if the server changes one before the mount approves it, it is not approved.")
-		fmt.Fprintln(&view)
-		if err := reviews(ctx, c, &view, chosen, refs); err != nil {
-			return err
-		}
-		out.Flush()
-		if err := page(raw, view.String()); err != nil {
+		if err := pageReviews(ctx, c, out, raw, chosen, refs); err != nil {
 			return err
 		}
 	case len(chosen) > 0 && !opts.json:
-		fmt.Fprintln(opts.out, "These skills will be approved exactly as shown here (see `skillfs inspect --show PATH`); if the server changes one before the mount approves it, it is not approved:")
-		printPending(opts.out, chosen)
-		for _, p := range chosen {
-			fmt.Fprintf(opts.out, "  %s binding %s\n", cell(p.Skill.Path, 0), p.Binding)
-		}
+		listApprovals(opts.out, chosen)
 	}
-	if !opts.yes {
-		fmt.Fprintf(opts.out, "Approve %d skills? [y/N] ", len(refs))
-		out.Flush()
-		answer, _ := bufio.NewReader(opts.in).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-			fmt.Fprintln(opts.out, "not approved")
-			return nil
-		}
+	if !opts.yes && !askApprove(opts, out, len(refs)) {
+		return nil
 	}
 	done, err := c.Approve(ctx, refs, opts.all)
 	if err != nil {
@@ -642,6 +621,60 @@ func runApprove(ctx context.Context, c *control.Client, opts approveOptions, arg
 		}
 		return remote(err)
 	}
+	return reportApprovals(opts, done)
+}
+
+// checkBinding holds approve to what the person read elsewhere (inspect
+// --show): that is what is approved, or nothing is, when the mount's entry
+// (ref) no longer has binding. The mount checks it again.
+func checkBinding(binding string, ref control.SkillRef, name string) error {
+	if ref.Binding == binding {
+		return nil
+	}
+	return &exitError{code: exitFailure, err: fmt.Errorf("%s is no longer the skill you were shown: you gave binding %s, the mount now holds %s (the server changed it); nothing was approved: read it again with `skillfs inspect --show %s`",
+		cell(name, 0), cell(binding, 0), cell(ref.Binding, 0), cell(name, 0))}
+}
+
+// pageReviews shows each chosen skill in full, through the pager on a
+// terminal (raw); the refs take the bindings of the entries shown. out is
+// flushed before the pager starts, so that what it holds comes first.
+func pageReviews(ctx context.Context, c *control.Client, out *bufio.Writer, raw io.Writer, chosen []control.Pending, refs []control.SkillRef) error {
+	var view strings.Builder
+	fmt.Fprintln(&view, "These skills will be approved exactly as shown here; if the server changes one before the mount approves it, it is not approved.")
+	fmt.Fprintln(&view)
+	if err := reviews(ctx, c, &view, chosen, refs); err != nil {
+		return err
+	}
+	out.Flush()
+	return page(raw, view.String())
+}
+
+// listApprovals lists, for --yes, the skills about to be approved with
+// their bindings.
+func listApprovals(w io.Writer, chosen []control.Pending) {
+	fmt.Fprintln(w, "These skills will be approved exactly as shown here (see `skillfs inspect --show PATH`); if the server changes one before the mount approves it, it is not approved:")
+	printPending(w, chosen)
+	for _, p := range chosen {
+		fmt.Fprintf(w, "  %s binding %s\n", cell(p.Skill.Path, 0), p.Binding)
+	}
+}
+
+// askApprove asks on opts.in whether to approve n skills, and says "not
+// approved" unless the answer is yes.
+func askApprove(opts approveOptions, out *bufio.Writer, n int) bool {
+	fmt.Fprintf(opts.out, "Approve %d skills? [y/N] ", n)
+	out.Flush()
+	answer, _ := bufio.NewReader(opts.in).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		fmt.Fprintln(opts.out, "not approved")
+		return false
+	}
+	return true
+}
+
+// reportApprovals prints the mount's answer, skill by skill, and fails
+// when a skill was not approved.
+func reportApprovals(opts approveOptions, done []control.SkillInfo) error {
 	failed := 0
 	for _, s := range done {
 		if s.Approval != "approved" {

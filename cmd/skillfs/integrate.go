@@ -104,21 +104,18 @@ that is a symlink resolving outside your home directory is refused unless
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.write && o.remove {
-				return usageError(errors.New("integrate: --write or --remove, not both"))
-			}
-			if o.claudeImport && args[0] != "claude-code" {
-				return usageError(errors.New("integrate: --import is for claude-code"))
-			}
-			if o.mcp && (o.claudeImport || !slices.Contains(mcpHosts, args[0])) {
-				return usageError(fmt.Errorf("integrate: --mcp is for %s, without --import", strings.Join(mcpHosts, ", ")))
-			}
-			if o.configPath != "" && !o.mcp {
-				return usageError(errors.New("integrate: --config is the config `skillfs mcp` is given: it goes with --mcp"))
+			if err := o.checkFlags(args[0]); err != nil {
+				return err
 			}
 			return runIntegrate(cmd.Context(), cmd.OutOrStdout(), args[0], o)
 		},
 	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+// addFlags binds integrate's flags to o.
+func (o *integrateOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&o.write, "write", false, "add the snippet to the host's file")
 	f.BoolVar(&o.remove, "remove", false, "take every part of skillfs's for the host out of its files")
@@ -129,7 +126,24 @@ that is a symlink resolving outside your home directory is refused unless
 	f.StringVar(&o.project, "project", "", "cursor: the project `DIR` (default the current directory)")
 	f.BoolVar(&o.mcp, "mcp", false, "register `skillfs mcp` as the host's MCP server (no mount needed) instead of pointing the host at a mount")
 	f.StringVar(&o.configPath, "config", "", "with --mcp: the config `FILE` skillfs mcp is given (default: its own default)")
-	return cmd
+}
+
+// checkFlags refuses, as a usage error, flags that do not go together or
+// do not go with host.
+func (o integrateOptions) checkFlags(host string) error {
+	if o.write && o.remove {
+		return usageError(errors.New("integrate: --write or --remove, not both"))
+	}
+	if o.claudeImport && host != "claude-code" {
+		return usageError(errors.New("integrate: --import is for claude-code"))
+	}
+	if o.mcp && (o.claudeImport || !slices.Contains(mcpHosts, host)) {
+		return usageError(fmt.Errorf("integrate: --mcp is for %s, without --import", strings.Join(mcpHosts, ", ")))
+	}
+	if o.configPath != "" && !o.mcp {
+		return usageError(errors.New("integrate: --config is the config `skillfs mcp` is given: it goes with --mcp"))
+	}
+	return nil
 }
 
 // integrationFiles are the files host reads and what skillfs puts in each
@@ -153,91 +167,117 @@ func integrationFiles(ctx context.Context, host string, o integrateOptions, home
 // mountIntegrationFiles are integrationFiles of the forms that point the
 // host at a mount.
 func mountIntegrationFiles(ctx context.Context, host string, o integrateOptions, home string) ([]integrate.File, error) {
-	var files []integrate.File
 	switch host {
 	case "claude-code":
-		dir := cmp.Or(os.Getenv("CLAUDE_CONFIG_DIR"), filepath.Join(home, ".claude"))
-		if !filepath.IsAbs(dir) {
-			return nil, usageError(fmt.Errorf("integrate: CLAUDE_CONFIG_DIR=%s is not an absolute path: Claude Code's settings folder cannot be found from it", dir))
-		}
-		settings := integrate.File{Host: host, Path: filepath.Join(dir, "settings.json"), Kind: integrate.JSON}
-		claudeMD := integrate.File{Host: host, Path: filepath.Join(dir, "CLAUDE.md"), Kind: integrate.Markdown}
-		if !o.remove {
-			mnt, err := o.mountPath(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if o.claudeImport {
-				// A bare line, absolute: Claude Code imports it so.
-				claudeMD.Parts = []integrate.Part{{Block: "Skills served over MCP, mounted by skillfs (each names its server; see the file):\n@" +
-					filepath.Join(mnt, render.MetaDir, render.CatalogFile) + "\n"}}
-			} else {
-				cmd, err := o.hookCommand(mnt)
-				if err != nil {
-					return nil, err
-				}
-				settings.Parts = []integrate.Part{{Hook: cmd}}
-			}
-			// "//" starts an absolute path in Claude Code's rules; a Read
-			// rule covers its Glob and Grep tools too.
-			settings.Parts = append(settings.Parts, integrate.Part{List: []string{"permissions", "allow"}, Value: "Read(/" + mnt + "/**)"})
-		}
-		files = append(files, settings, claudeMD)
-		if !o.remove {
-			// The other form's file: its MCP server goes.
-			files = append(files, integrate.File{Host: host, Path: claudeJSON(dir, home), Kind: integrate.JSON})
-		}
+		return claudeMountFiles(ctx, host, o, home)
 	case "gemini":
-		gm := integrate.File{Host: host, Path: filepath.Join(home, ".gemini", "GEMINI.md"), Kind: integrate.Markdown}
-		settings := integrate.File{Host: host, Path: filepath.Join(home, ".gemini", "settings.json"), Kind: integrate.JSON}
-		if !o.remove {
-			body, mnt, err := o.snapshot(ctx, host)
-			if err != nil {
-				return nil, err
-			}
-			gm.Parts = []integrate.Part{{Block: body}}
-			settings.Parts = []integrate.Part{{List: []string{"context", "includeDirectories"}, Value: mnt}}
-		}
-		files = append(files, gm, settings)
+		return geminiMountFiles(ctx, host, o, home)
 	case "codex":
-		dir := cmp.Or(os.Getenv("CODEX_HOME"), filepath.Join(home, ".codex"))
-		f := integrate.File{Host: host, Path: filepath.Join(dir, "AGENTS.md"), Kind: integrate.Markdown}
-		if !o.remove {
-			body, _, err := o.snapshot(ctx, host)
-			if err != nil {
-				return nil, err
-			}
-			f.Parts = []integrate.Part{{Block: body}}
-		}
-		files = append(files, f)
-		if !o.remove {
-			// The other form's file: its MCP server goes.
-			files = append(files, integrate.File{Host: host, Path: filepath.Join(dir, "config.toml"), Kind: integrate.TOML})
-		}
+		return codexMountFiles(ctx, host, o, home)
 	case "cursor":
-		project := o.project
-		if project == "" {
-			wd, err := os.Getwd()
-			if err != nil {
-				return nil, err
-			}
-			project = wd
-		}
-		abs, err := filepath.Abs(project)
+		return cursorMountFiles(ctx, host, o)
+	}
+	return nil, nil
+}
+
+// claudeMountFiles are Claude Code's mountIntegrationFiles: the hook (or
+// with --import the CLAUDE.md line) and the Read rule for the mount, and
+// .claude.json, whose MCP server a write takes out.
+func claudeMountFiles(ctx context.Context, host string, o integrateOptions, home string) ([]integrate.File, error) {
+	dir := cmp.Or(os.Getenv("CLAUDE_CONFIG_DIR"), filepath.Join(home, ".claude"))
+	if !filepath.IsAbs(dir) {
+		return nil, usageError(fmt.Errorf("integrate: CLAUDE_CONFIG_DIR=%s is not an absolute path: Claude Code's settings folder cannot be found from it", dir))
+	}
+	settings := integrate.File{Host: host, Path: filepath.Join(dir, "settings.json"), Kind: integrate.JSON}
+	claudeMD := integrate.File{Host: host, Path: filepath.Join(dir, "CLAUDE.md"), Kind: integrate.Markdown}
+	if !o.remove {
+		mnt, err := o.mountPath(ctx)
 		if err != nil {
 			return nil, err
 		}
-		f := integrate.File{Host: host, Path: filepath.Join(abs, ".cursor", "rules", "skillfs.mdc"), Kind: integrate.Whole}
-		if !o.remove {
-			body, _, err := o.snapshot(ctx, host)
+		if o.claudeImport {
+			// A bare line, absolute: Claude Code imports it so.
+			claudeMD.Parts = []integrate.Part{{Block: "Skills served over MCP, mounted by skillfs (each names its server; see the file):\n@" +
+				filepath.Join(mnt, render.MetaDir, render.CatalogFile) + "\n"}}
+		} else {
+			cmd, err := o.hookCommand(mnt)
 			if err != nil {
 				return nil, err
 			}
-			f.Parts = []integrate.Part{{Block: "---\ndescription: Skills served over MCP, mounted by skillfs\nalwaysApply: true\n---\n\n" + integrate.Mark(host) + "\n\n" + body}}
+			settings.Parts = []integrate.Part{{Hook: cmd}}
 		}
-		files = append(files, f)
+		// "//" starts an absolute path in Claude Code's rules; a Read
+		// rule covers its Glob and Grep tools too.
+		settings.Parts = append(settings.Parts, integrate.Part{List: []string{"permissions", "allow"}, Value: "Read(/" + mnt + "/**)"})
+	}
+	files := []integrate.File{settings, claudeMD}
+	if !o.remove {
+		// The other form's file: its MCP server goes.
+		files = append(files, integrate.File{Host: host, Path: claudeJSON(dir, home), Kind: integrate.JSON})
 	}
 	return files, nil
+}
+
+// geminiMountFiles are Gemini CLI's mountIntegrationFiles: the catalog in
+// GEMINI.md and the mount in settings.json's includeDirectories.
+func geminiMountFiles(ctx context.Context, host string, o integrateOptions, home string) ([]integrate.File, error) {
+	gm := integrate.File{Host: host, Path: filepath.Join(home, ".gemini", "GEMINI.md"), Kind: integrate.Markdown}
+	settings := integrate.File{Host: host, Path: filepath.Join(home, ".gemini", "settings.json"), Kind: integrate.JSON}
+	if !o.remove {
+		body, mnt, err := o.snapshot(ctx, host)
+		if err != nil {
+			return nil, err
+		}
+		gm.Parts = []integrate.Part{{Block: body}}
+		settings.Parts = []integrate.Part{{List: []string{"context", "includeDirectories"}, Value: mnt}}
+	}
+	return []integrate.File{gm, settings}, nil
+}
+
+// codexMountFiles are Codex's mountIntegrationFiles: the catalog in
+// AGENTS.md, and config.toml, whose MCP server a write takes out.
+func codexMountFiles(ctx context.Context, host string, o integrateOptions, home string) ([]integrate.File, error) {
+	dir := cmp.Or(os.Getenv("CODEX_HOME"), filepath.Join(home, ".codex"))
+	f := integrate.File{Host: host, Path: filepath.Join(dir, "AGENTS.md"), Kind: integrate.Markdown}
+	if !o.remove {
+		body, _, err := o.snapshot(ctx, host)
+		if err != nil {
+			return nil, err
+		}
+		f.Parts = []integrate.Part{{Block: body}}
+	}
+	files := []integrate.File{f}
+	if !o.remove {
+		// The other form's file: its MCP server goes.
+		files = append(files, integrate.File{Host: host, Path: filepath.Join(dir, "config.toml"), Kind: integrate.TOML})
+	}
+	return files, nil
+}
+
+// cursorMountFiles are Cursor's mountIntegrationFiles: the project's rule
+// holding the catalog.
+func cursorMountFiles(ctx context.Context, host string, o integrateOptions) ([]integrate.File, error) {
+	project := o.project
+	if project == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		project = wd
+	}
+	abs, err := filepath.Abs(project)
+	if err != nil {
+		return nil, err
+	}
+	f := integrate.File{Host: host, Path: filepath.Join(abs, ".cursor", "rules", "skillfs.mdc"), Kind: integrate.Whole}
+	if !o.remove {
+		body, _, err := o.snapshot(ctx, host)
+		if err != nil {
+			return nil, err
+		}
+		f.Parts = []integrate.Part{{Block: "---\ndescription: Skills served over MCP, mounted by skillfs\nalwaysApply: true\n---\n\n" + integrate.Mark(host) + "\n\n" + body}}
+	}
+	return []integrate.File{f}, nil
 }
 
 func runIntegrate(ctx context.Context, out io.Writer, host string, o integrateOptions) error {

@@ -92,7 +92,8 @@ func checkLoopback(addr string) error {
 	return fmt.Errorf("--http %s is not a loopback address; serving skills to the network needs --allow-remote", addr)
 }
 
-func runServe(ctx context.Context, opts serveOptions) error {
+// checkFlags refuses, as a usage error, flag values serve cannot use.
+func (opts serveOptions) checkFlags() error {
 	if opts.pageSize <= 0 {
 		return usageError(fmt.Errorf("--page-size must be positive, not %d", opts.pageSize))
 	}
@@ -108,6 +109,15 @@ func runServe(ctx context.Context, opts serveOptions) error {
 		if err := skillserver.CheckOrigin(o); err != nil {
 			return usageError(fmt.Errorf("--allow-origin: %w", err))
 		}
+	}
+	return nil
+}
+
+// runServe publishes the skills below opts.dir on stdio, or over HTTP with
+// --http, until ctx ends.
+func runServe(ctx context.Context, opts serveOptions) error {
+	if err := opts.checkFlags(); err != nil {
+		return err
 	}
 	logger := slog.New(slog.NewTextHandler(opts.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var access io.Writer
@@ -151,6 +161,12 @@ func runServe(ctx context.Context, opts serveOptions) error {
 	if opts.httpAddr == "" {
 		return s.ServeStdio(ctx)
 	}
+	return serveHTTP(ctx, s, opts)
+}
+
+// serveHTTP serves s as streamable HTTP on opts.httpAddr until ctx ends,
+// then gives requests in flight a moment to finish.
+func serveHTTP(ctx context.Context, s *skillserver.Server, opts serveOptions) error {
 	ln, err := net.Listen("tcp", opts.httpAddr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)

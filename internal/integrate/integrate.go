@@ -109,6 +109,8 @@ func Apply(recs *Records, f File) (Result, error) {
 	}
 }
 
+// apply is one attempt of Apply; errChangedOnce when the file changed
+// between its read and its replace.
 func apply(recs *Records, f File) (Result, error) {
 	cur, mode, existed, err := read(f.Path)
 	if err != nil {
@@ -121,16 +123,7 @@ func apply(recs *Records, f File) (Result, error) {
 	if len(f.Parts) == 0 && rec != nil && rec.Restorable && existed && digest(cur) == rec.After {
 		// As skillfs left it, and only skillfs wrote it since the first
 		// write: the bytes from before are the file without skillfs.
-		if !rec.Existed {
-			if err := replace(f.Path, cur, true, nil, true, 0); err != nil {
-				return Result{}, err
-			}
-			return Result{true, fmt.Sprintf("removed %s, which skillfs had created", f.Path)}, recs.drop(f.Path)
-		}
-		if err := replace(f.Path, cur, true, rec.Before, false, fs.FileMode(rec.Mode)); err != nil {
-			return Result{}, err
-		}
-		return Result{true, fmt.Sprintf("restored %s as it was before skillfs first wrote it", f.Path)}, recs.drop(f.Path)
+		return restore(recs, f.Path, cur, rec)
 	}
 	if !existed && len(f.Parts) == 0 {
 		if rec != nil {
@@ -166,30 +159,58 @@ func apply(recs *Records, f File) (Result, error) {
 		}
 		return Result{false, fmt.Sprintf("%s is already set up; nothing changed", f.Path)}, nil
 	}
-	// Nothing of skillfs's is left and skillfs created the file: it goes.
-	remove := !hasOurs && (f.Kind == Whole || rec != nil && !rec.Existed && empty(f.Kind, next))
 	if !hasOurs {
-		if err := replace(f.Path, cur, existed, next, remove, mode); err != nil {
+		return takeOut(recs, f, cur, mode, existed, rec, next)
+	}
+	return writeParts(recs, f.Path, cur, mode, existed, rec, next, nextAdded)
+}
+
+// restore puts back the bytes of path from before skillfs first wrote it
+// (removing it when skillfs created it) and drops its record.
+func restore(recs *Records, path string, cur []byte, rec *record) (Result, error) {
+	if !rec.Existed {
+		if err := replace(path, cur, true, nil, true, 0); err != nil {
 			return Result{}, err
 		}
-		if rec != nil {
-			if err := recs.drop(f.Path); err != nil {
-				return Result{}, err
-			}
-		}
-		if remove {
-			return Result{true, fmt.Sprintf("removed %s, which skillfs had created", f.Path)}, nil
-		}
-		return Result{true, fmt.Sprintf("took skillfs's part out of %s and kept the rest as it is", f.Path)}, nil
+		return Result{true, fmt.Sprintf("removed %s, which skillfs had created", path)}, recs.drop(path)
 	}
-	old := rec
-	if rec == nil {
-		rec = &record{Version: recordVersion, Target: f.Path, Existed: existed, Before: cur, Mode: uint32(mode), Restorable: true}
+	if err := replace(path, cur, true, rec.Before, false, fs.FileMode(rec.Mode)); err != nil {
+		return Result{}, err
+	}
+	return Result{true, fmt.Sprintf("restored %s as it was before skillfs first wrote it", path)}, recs.drop(path)
+}
+
+// takeOut puts next, f without skillfs's part, in place of cur (removing
+// the file when skillfs created it and nothing else is left) and drops
+// its record.
+func takeOut(recs *Records, f File, cur []byte, mode fs.FileMode, existed bool, rec *record, next []byte) (Result, error) {
+	// Nothing of skillfs's is left and skillfs created the file: it goes.
+	remove := f.Kind == Whole || rec != nil && !rec.Existed && empty(f.Kind, next)
+	if err := replace(f.Path, cur, existed, next, remove, mode); err != nil {
+		return Result{}, err
+	}
+	if rec != nil {
+		if err := recs.drop(f.Path); err != nil {
+			return Result{}, err
+		}
+	}
+	if remove {
+		return Result{true, fmt.Sprintf("removed %s, which skillfs had created", f.Path)}, nil
+	}
+	return Result{true, fmt.Sprintf("took skillfs's part out of %s and kept the rest as it is", f.Path)}, nil
+}
+
+// writeParts puts next, which holds skillfs's parts, in place of cur at
+// path, saving the record of the write first (old is the one before).
+func writeParts(recs *Records, path string, cur []byte, mode fs.FileMode, existed bool, old *record, next []byte, nextAdded map[string][]string) (Result, error) {
+	var rec *record
+	if old == nil {
+		rec = &record{Version: recordVersion, Target: path, Existed: existed, Before: cur, Mode: uint32(mode), Restorable: true}
 		if rec.Before == nil {
 			rec.Before = []byte{}
 		}
 	} else {
-		copied := *rec
+		copied := *old
 		rec = &copied
 		// Changed by someone else since skillfs last wrote it: the bytes
 		// from before no longer are the file without skillfs.
@@ -204,17 +225,17 @@ func apply(recs *Records, f File) (Result, error) {
 	if err := recs.save(rec); err != nil {
 		return Result{}, err
 	}
-	if err := replace(f.Path, cur, existed, next, false, mode); err != nil {
+	if err := replace(path, cur, existed, next, false, mode); err != nil {
 		// Put the record back as it was, so that a retry sees the file
 		// as skillfs last left it.
 		if old != nil {
 			recs.save(old)
 		} else {
-			recs.drop(f.Path)
+			recs.drop(path)
 		}
 		return Result{}, err
 	}
-	return Result{true, fmt.Sprintf("added to %s", f.Path)}, nil
+	return Result{true, fmt.Sprintf("added to %s", path)}, nil
 }
 
 // empty reports whether a file holds nothing once skillfs's part is out.

@@ -177,43 +177,10 @@ func editHook(top *object, command, target string) (bool, error) {
 	placed, changed := false, false
 	next := make([]json.RawMessage, 0, len(groups)+1)
 	for _, g := range groups {
-		group, err := parseObject(g, true, "")
-		if err != nil || !group.has("hooks") {
-			next = append(next, g)
-			continue
-		}
-		var list []json.RawMessage
-		if json.Unmarshal(group.get("hooks"), &list) != nil {
-			next = append(next, g)
-			continue
-		}
-		kept := make([]json.RawMessage, 0, len(list))
-		touched := false
-		for _, h := range list {
-			if !IsOurHook(h) {
-				kept = append(kept, h)
-				continue
-			}
-			touched = true
-			if command != "" && !placed {
-				placed = true
-				if !bytes.Equal(compact(h), ours) {
-					changed = true
-				}
-				kept = append(kept, ours)
-				continue
-			}
-			changed = true
-		}
-		switch {
-		case !touched:
-			next = append(next, g)
-		case len(kept) == 0:
-			// Only skillfs's hooks were in it.
-		default:
-			b, _ := json.Marshal(kept)
-			group.set("hooks", b)
-			next = append(next, group.marshal(""))
+		ng, p, c := editHookGroup(g, ours, command != "" && !placed)
+		placed, changed = placed || p, changed || c
+		if ng != nil {
+			next = append(next, ng)
 		}
 	}
 	if command != "" && !placed {
@@ -238,6 +205,50 @@ func editHook(top *object, command, target string) (bool, error) {
 		top.set("hooks", hooks.marshal(""))
 	}
 	return true, nil
+}
+
+// editHookGroup is the SessionStart group g with skillfs's hooks taken
+// out of it, but for ours in place of the first when place; nil when only
+// skillfs's hooks were in it. A group it cannot read stays as it is. It
+// also returns whether ours was placed and whether the group changed.
+func editHookGroup(g json.RawMessage, ours []byte, place bool) (json.RawMessage, bool, bool) {
+	group, err := parseObject(g, true, "")
+	if err != nil || !group.has("hooks") {
+		return g, false, false
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(group.get("hooks"), &list) != nil {
+		return g, false, false
+	}
+	placed, changed := false, false
+	kept := make([]json.RawMessage, 0, len(list))
+	touched := false
+	for _, h := range list {
+		if !IsOurHook(h) {
+			kept = append(kept, h)
+			continue
+		}
+		touched = true
+		if place && !placed {
+			placed = true
+			if !bytes.Equal(compact(h), ours) {
+				changed = true
+			}
+			kept = append(kept, ours)
+			continue
+		}
+		changed = true
+	}
+	switch {
+	case !touched:
+		return g, placed, changed
+	case len(kept) == 0:
+		// Only skillfs's hooks were in it.
+		return nil, placed, changed
+	}
+	b, _ := json.Marshal(kept)
+	group.set("hooks", b)
+	return group.marshal(""), placed, changed
 }
 
 type hookObject struct {
