@@ -73,8 +73,6 @@ func (o *controlOptions) refs(c *control.Client, args []string) ([]control.Skill
 	return out, nil
 }
 
-// remote gives a mount's answer the exit code it deserves: a request the
-// mount calls invalid is a usage error.
 // truncated warns, on stderr, of an answer the mount cut at its cap, and
 // lets the command print what it got; other errors pass through.
 func truncated(err error) error {
@@ -86,6 +84,8 @@ func truncated(err error) error {
 	return err
 }
 
+// remote gives a mount's answer the exit code it deserves: a request the
+// mount calls invalid is a usage error.
 func remote(err error) error {
 	if errors.Is(err, control.ErrInvalid) {
 		return usageError(err)
