@@ -362,76 +362,104 @@ func (p *parser) server(r rawServer) (o Origin, ok bool) {
 		le := err.(*LabelError)
 		p.errs.add(r.path, le.Fix(), "label %q %s", r.label, le.Problem)
 	}
+	p.unknownKeys(v, r.path)
+	o = Origin{Label: r.label, Limits: DefaultLimits()}
+
+	urlKey := p.urlKey(v, r.path)
+	hasCommand := !v.field("command").isNull()
+	var typ string
+	o.Kind, typ = p.serverKind(v, r.path, hasCommand, urlKey)
+	p.transport(v, r.path, &o, typ, hasCommand, urlKey)
+	return o, len(p.errs.errs) == nerr
+}
+
+// unknownKeys reports each key of a server entry that is neither read nor
+// knowingly ignored.
+func (p *parser) unknownKeys(v *value, path keyPath) {
 	for _, k := range v.keys {
 		if !slices.Contains(entryKeys, k) && !slices.Contains(IgnoredServerKeys, k) {
 			fix := unknownKeyFix(k, entryKeys)
 			if s := suggest(k, IgnoredServerKeys); s != "" && suggest(k, entryKeys) == "" {
 				fix = fmt.Sprintf("did you mean %q?", s)
 			}
-			p.errs.add(r.path.key(k), fix, "unknown key %q", k)
+			p.errs.add(path.key(k), fix, "unknown key %q", k)
 		}
 	}
-	o = Origin{Label: r.label, Limits: DefaultLimits()}
+}
 
+// urlKey returns which of the hosts' names for the URL the entry uses, ""
+// for none; giving more than one is an error.
+func (p *parser) urlKey(v *value, path keyPath) string {
 	var urlKey string
 	for _, k := range []string{"url", "serverUrl", "httpUrl"} {
 		if !v.field(k).isNull() {
 			if urlKey != "" {
-				p.errs.add(r.path.key(k), fmt.Sprintf("keep only %q", urlKey), "both %q and %q are given", urlKey, k)
+				p.errs.add(path.key(k), fmt.Sprintf("keep only %q", urlKey), "both %q and %q are given", urlKey, k)
 				continue
 			}
 			urlKey = k
 		}
 	}
-	hasCommand := !v.field("command").isNull()
-	hasURL := urlKey != ""
+	return urlKey
+}
 
+// serverKind returns the entry's transport, from its type or, without one, from
+// whether it has a command or a url; "" when that is unclear. typ is the
+// type as written.
+func (p *parser) serverKind(v *value, path keyPath, hasCommand bool, urlKey string) (kind Kind, typ string) {
+	hasURL := urlKey != ""
 	typeKey := "type"
 	if v.field("type").isNull() && !v.field("transportType").isNull() {
 		typeKey = "transportType" // Cline's
 	}
-	typ, _ := p.str(v, r.path, typeKey)
+	typ, _ = p.str(v, path, typeKey)
 	switch strings.ToLower(typ) {
 	case "":
 		switch {
 		case hasCommand && hasURL:
-			p.errs.add(r.path, `keep "command" for a local (stdio) server or "url" for a remote one, not both`, "has both command and %s", urlKey)
+			p.errs.add(path, `keep "command" for a local (stdio) server or "url" for a remote one, not both`, "has both command and %s", urlKey)
 		case hasCommand:
-			o.Kind = Stdio
+			kind = Stdio
 		case hasURL:
-			o.Kind = HTTP
+			kind = HTTP
 		default:
-			p.errs.add(r.path, `add "command" (a local server started by skillfs) or "url" (a remote server)`, "has neither command nor url")
+			p.errs.add(path, `add "command" (a local server started by skillfs) or "url" (a remote server)`, "has neither command nor url")
 		}
 	case "stdio":
-		o.Kind = Stdio
+		kind = Stdio
 	case "http", "streamable-http", "streamablehttp":
-		o.Kind = HTTP
+		kind = HTTP
 	case "sse":
-		o.Kind = SSE
+		kind = SSE
 	default:
-		p.errs.add(r.path.key(typeKey), `use "stdio", "http" (also "streamable-http") or "sse", or leave it out`, "unknown server type %q", typ)
+		p.errs.add(path.key(typeKey), `use "stdio", "http" (also "streamable-http") or "sse", or leave it out`, "unknown server type %q", typ)
 	}
+	return kind, typ
+}
+
+// transport checks that the entry has what o.Kind needs and nothing of the
+// other kind, and reads the settings of that kind into o.
+func (p *parser) transport(v *value, path keyPath, o *Origin, typ string, hasCommand bool, urlKey string) {
+	hasURL := urlKey != ""
 	switch o.Kind {
 	case Stdio:
 		if hasURL {
-			p.errs.add(r.path.key(urlKey), `remove it, or set "type" to "http" or "sse" and remove "command"`, "a stdio server has no url")
+			p.errs.add(path.key(urlKey), `remove it, or set "type" to "http" or "sse" and remove "command"`, "a stdio server has no url")
 		}
 		if !hasCommand {
-			p.errs.add(r.path, `add "command": the program that runs the server`, "a stdio server needs a command")
+			p.errs.add(path, `add "command": the program that runs the server`, "a stdio server needs a command")
 		}
-		p.stdio(v, r.path, &o)
+		p.stdio(v, path, o)
 	case HTTP, SSE:
 		if hasCommand {
-			p.errs.add(r.path.key("command"), fmt.Sprintf(`remove it, or remove "type": %q and %q`, typ, urlKey), "type %s takes no command", o.Kind)
+			p.errs.add(path.key("command"), fmt.Sprintf(`remove it, or remove "type": %q and %q`, typ, urlKey), "type %s takes no command", o.Kind)
 		}
 		if !hasURL {
-			p.errs.add(r.path, `add "url": the server's http(s) endpoint`, "type %s needs a url", o.Kind)
+			p.errs.add(path, `add "url": the server's http(s) endpoint`, "type %s needs a url", o.Kind)
 		} else {
-			p.remote(v, r.path, urlKey, &o)
+			p.remote(v, path, urlKey, o)
 		}
 	}
-	return o, len(p.errs.errs) == nerr
 }
 
 func (p *parser) stdio(v *value, path keyPath, o *Origin) {

@@ -522,97 +522,140 @@ func (sc *scanner) scan() (*catalog, error) {
 	return cat, nil
 }
 
+// build makes the catalog of one walk: every skill that passes a host's
+// checks, and a Problem for every one refused and every file not served.
 func (sc *scanner) build(w *walk, p *pass) *catalog {
 	cat := &catalog{
 		skillIdx: map[string]int{},
 		refused:  map[string]string{},
 		files:    map[string]*served{},
 		dirs:     map[string][]skill.DirChild{},
-	}
-	problems := slices.Clone(w.problems)
-	refuse := func(segs []string, why string) {
-		rel := strings.Join(append(slices.Clip(segs), "SKILL.md"), "/")
-		problems = append(problems, Problem{Path: sc.display(rel), Reason: why})
-		if u, ok := sc.uris[rel]; ok {
-			cat.refused[u.String()] = why
-		}
-	}
-	type member struct {
-		f  walkedFile
-		ce *cacheEntry
+		problems: slices.Clone(w.problems),
 	}
 	var members [][]member // per accepted skill, parallel to cat.skills
 	for _, segs := range w.skillDirs {
-		if len(segs) == 0 {
-			refuse(segs, "a SKILL.md directly in DIR has no skill path; put each skill in a folder named after it")
-			continue
-		}
-		prefix := strings.Join(segs, "/") + "/"
-		lo := sort.Search(len(w.files), func(i int) bool { return w.files[i].rel >= prefix })
-		hi := lo
-		var total int64
-		for hi < len(w.files) && strings.HasPrefix(w.files[hi].rel, prefix) {
-			total += w.files[hi].key.size
-			hi++
-		}
-		files := w.files[lo:hi]
-		// The limits are checked from stat before anything is read, so an
-		// oversized skill costs no hashing.
-		if len(files) > maxResources {
-			refuse(segs, fmt.Sprintf("over-limit: %d files, SEP-2640 hosts need accept only %d", len(files), maxResources))
-			continue
-		}
-		if total > maxSkillBytes {
-			refuse(segs, fmt.Sprintf("over-limit: %d bytes, SEP-2640 hosts need accept only %d", total, maxSkillBytes))
-			continue
-		}
-		mdAt := slices.IndexFunc(files, func(f walkedFile) bool { return f.rel == prefix+"SKILL.md" })
-		md := files[mdAt]
-		ce, err := sc.readSkillMD(md, p)
-		if err != nil {
-			refuse(segs, "cannot read SKILL.md: "+reason(err))
-			continue
-		}
-		if ce.fmErr != nil {
-			refuse(segs, reason(ce.fmErr))
-			continue
-		}
-		// Checked before the other files are hashed: a skill refused for
-		// its frontmatter costs no reading.
-		if why := agentSkillsProblem(ce.fm); why != "" {
-			refuse(segs, why)
-			continue
-		}
-		ms := []member{{md, ce}} // SKILL.md first, then path order
-		for _, f := range files {
-			if f.rel == md.rel {
-				continue
-			}
-			fce, err := sc.hash(f, p)
-			if err != nil {
-				problems = append(problems, Problem{Path: sc.display(f.rel), Reason: "cannot read: " + reason(err)})
-				continue
-			}
-			ms = append(ms, member{f, fce})
-		}
-		entry := skill.Entry{URI: md.uri.String(), Frontmatter: ce.fm, Manifest: skill.Listed, Resources: make([]skill.Resource, len(ms))}
-		for i, m := range ms {
-			entry.Resources[i] = skill.Resource{URI: m.f.uri.String(), Digest: m.ce.digest, Size: m.ce.size, HasSize: true}
-		}
-		// The entry goes out only if it passes the checks a host makes on
-		// it: name and folder, description, limits, colliding paths.
-		if _, err := verify.CheckEntry(entry, entryChecks); err != nil {
-			refuse(segs, reason(err))
+		entry, ms, why := sc.readSkill(cat, w.files, p, segs)
+		if why != "" {
+			sc.refuse(cat, segs, why)
 			continue
 		}
 		cat.skills = append(cat.skills, entry)
 		members = append(members, ms)
-		for _, e := range ce.fmEither {
-			cat.warnings = append(cat.warnings, Problem{Path: sc.display(md.rel), Reason: "frontmatter " + e +
+		md := ms[0] // SKILL.md comes first
+		for _, e := range md.ce.fmEither {
+			cat.warnings = append(cat.warnings, Problem{Path: sc.display(md.f.rel), Reason: "frontmatter " + e +
 				"; published as YAML 1.2 reads it (YAML 1.1 clients read it otherwise): quote it, or write the value both read alike"})
 		}
 	}
+	cat.index(members)
+	cat.problems = dedupe(cat.problems)
+	return cat
+}
 
+// A member is one file of a skill and what was read from it.
+type member struct {
+	f  walkedFile
+	ce *cacheEntry
+}
+
+// refuse records why the skill in the folder segs is not published.
+func (sc *scanner) refuse(cat *catalog, segs []string, why string) {
+	rel := strings.Join(append(slices.Clip(segs), "SKILL.md"), "/")
+	cat.problems = append(cat.problems, Problem{Path: sc.display(rel), Reason: why})
+	if u, ok := sc.uris[rel]; ok {
+		cat.refused[u.String()] = why
+	}
+}
+
+// readSkill reads the skill in the folder segs, taking its files from all
+// (the walk's, sorted by path), and returns its entry and its files,
+// SKILL.md first; or why it is refused. The cheap checks come first, so a
+// refused skill costs as little reading as can be.
+func (sc *scanner) readSkill(cat *catalog, all []walkedFile, p *pass, segs []string) (entry skill.Entry, ms []member, why string) {
+	if len(segs) == 0 {
+		return entry, nil, "a SKILL.md directly in DIR has no skill path; put each skill in a folder named after it"
+	}
+	prefix := strings.Join(segs, "/") + "/"
+	files, total := filesUnder(all, prefix)
+	// The limits are checked from stat before anything is read, so an
+	// oversized skill costs no hashing.
+	if len(files) > maxResources {
+		return entry, nil, fmt.Sprintf("over-limit: %d files, SEP-2640 hosts need accept only %d", len(files), maxResources)
+	}
+	if total > maxSkillBytes {
+		return entry, nil, fmt.Sprintf("over-limit: %d bytes, SEP-2640 hosts need accept only %d", total, maxSkillBytes)
+	}
+	mdAt := slices.IndexFunc(files, func(f walkedFile) bool { return f.rel == prefix+"SKILL.md" })
+	md := files[mdAt]
+	ce, err := sc.readSkillMD(md, p)
+	if err != nil {
+		return entry, nil, "cannot read SKILL.md: " + reason(err)
+	}
+	if ce.fmErr != nil {
+		return entry, nil, reason(ce.fmErr)
+	}
+	// Checked before the other files are hashed: a skill refused for
+	// its frontmatter costs no reading.
+	if problem := agentSkillsProblem(ce.fm); problem != "" {
+		return entry, nil, problem
+	}
+	ms = sc.hashMembers(cat, p, files, member{md, ce})
+	entry = entryOf(ms)
+	// The entry goes out only if it passes the checks a host makes on
+	// it: name and folder, description, limits, colliding paths.
+	if _, err := verify.CheckEntry(entry, entryChecks); err != nil {
+		return skill.Entry{}, nil, reason(err)
+	}
+	return entry, ms, ""
+}
+
+// filesUnder returns the run of files (sorted by path) whose path starts
+// with prefix, and their total size as stat gave it.
+func filesUnder(files []walkedFile, prefix string) ([]walkedFile, int64) {
+	lo := sort.Search(len(files), func(i int) bool { return files[i].rel >= prefix })
+	hi := lo
+	var total int64
+	for hi < len(files) && strings.HasPrefix(files[hi].rel, prefix) {
+		total += files[hi].key.size
+		hi++
+	}
+	return files[lo:hi], total
+}
+
+// hashMembers returns a skill's files with what was read from them: md
+// (its SKILL.md, read already) first, then the others in path order. A
+// file that cannot be read is left out with a Problem; it does not refuse
+// the skill.
+func (sc *scanner) hashMembers(cat *catalog, p *pass, files []walkedFile, md member) []member {
+	ms := []member{md}
+	for _, f := range files {
+		if f.rel == md.f.rel {
+			continue
+		}
+		fce, err := sc.hash(f, p)
+		if err != nil {
+			cat.problems = append(cat.problems, Problem{Path: sc.display(f.rel), Reason: "cannot read: " + reason(err)})
+			continue
+		}
+		ms = append(ms, member{f, fce})
+	}
+	return ms
+}
+
+// entryOf is the skills/list entry of a skill whose files are ms, SKILL.md
+// first.
+func entryOf(ms []member) skill.Entry {
+	md := ms[0]
+	entry := skill.Entry{URI: md.f.uri.String(), Frontmatter: md.ce.fm, Manifest: skill.Listed, Resources: make([]skill.Resource, len(ms))}
+	for i, m := range ms {
+		entry.Resources[i] = skill.Resource{URI: m.f.uri.String(), Digest: m.ce.digest, Size: m.ce.size, HasSize: true}
+	}
+	return entry
+}
+
+// index sorts the accepted skills by URI and records their files and
+// folders; members[i] are the files of cat.skills[i].
+func (cat *catalog) index(members [][]member) {
 	order := make([]int, len(cat.skills))
 	for i := range order {
 		order[i] = i
@@ -645,8 +688,6 @@ func (sc *scanner) build(w *walk, p *pass) *catalog {
 		slices.SortFunc(children, func(a, b skill.DirChild) int { return strings.Compare(a.URI, b.URI) })
 		cat.dirs[uri] = children
 	}
-	cat.problems = dedupe(problems)
-	return cat
 }
 
 // addToDirs records a served file and every folder above it in the

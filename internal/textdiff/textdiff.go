@@ -133,10 +133,19 @@ func myers(a, b []int32) ([]op, error) {
 	if abs(n-m) > MaxEdits { // the edit distance is at least |n-m|
 		return nil, fmt.Errorf("%d and %d lines differ by more than %d: %w", n, m, MaxEdits, ErrTooLarge)
 	}
-	var trace [][]int32
+	trace, found := forward(a, b)
+	if !found {
+		return nil, fmt.Errorf("%d and %d lines differ by more than %d: %w", n, m, MaxEdits, ErrTooLarge)
+	}
+	return walkBack(trace, n, m), nil
+}
+
+// forward runs myers's forward search, d by d up to MaxEdits, and returns
+// the V of every d tried; found says whether the last one reaches (n, m),
+// so the shortest script has len(trace)-1 edits.
+func forward(a, b []int32) (trace [][]int32, found bool) {
+	n, m := len(a), len(b)
 	prev := []int32{0} // d = -1, as if: V[1] = 0
-	var end int
-	found := false
 	for d := 0; d <= MaxEdits && d <= n+m; d++ {
 		v := make([]int32, 2*d+1)
 		for k := -d; k <= d; k += 2 {
@@ -163,18 +172,20 @@ func myers(a, b []int32) ([]op, error) {
 		trace = append(trace, v)
 		prev = v
 		if found {
-			end = d
-			break
+			return trace, true
 		}
 	}
-	if !found {
-		return nil, fmt.Errorf("%d and %d lines differ by more than %d: %w", n, m, MaxEdits, ErrTooLarge)
-	}
+	return trace, false
+}
+
+// walkBack turns a trace that reached (n, m) into the edit script, from
+// (0, 0) to (n, m).
+func walkBack(trace [][]int32, n, m int) []op {
 	// Walk back from (n, m): each d is a snake (kept lines) after one
 	// insertion or deletion.
 	var rev []op
 	x, y := n, m
-	for d := end; d > 0; d-- {
+	for d := len(trace) - 1; d > 0; d-- {
 		pv := trace[d-1] // indexed by k + d-1
 		k := x - y
 		down := k == -d || (k != d && pv[k-1+d-1] < pv[k+1+d-1])
@@ -209,7 +220,7 @@ func myers(a, b []int32) ([]op, error) {
 	for i, o := range rev {
 		ops[len(rev)-1-i] = o
 	}
-	return ops, nil
+	return ops
 }
 
 func abs(n int) int {
