@@ -362,18 +362,8 @@ func (c *Consent) approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, fd := range fds {
-		label := fd.o.cfg.Label
-		switch {
-		case all != "" && label != all:
-			return nil, &RefError{Ref: refs[i], Reason: fmt.Sprintf("is a skill of %s, not of %s", label, all)}
-		case !fd.o.approvals.required():
-			return nil, &RefError{Ref: refs[i], Reason: offReason(label)}
-		case fd.sn.approval == approvalRefused:
-			return nil, &RefError{Ref: refs[i], Reason: refusedDetail}
-		case refs[i].Binding == "":
-			return nil, &RefError{Ref: refs[i], Reason: "names no binding: an approval names the digest of the entry you were shown (`binding` in `skillfs pending --json` and `skillfs inspect --json`); `skillfs approve` sends it (a client older than the mount does not: use the mount's own skillfs)"}
-		}
+	if err := approvable(refs, fds, all); err != nil {
+		return nil, err
 	}
 	notes := make([]string, len(fds))
 	var changed []string
@@ -399,38 +389,10 @@ func (c *Consent) approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 	}
 	touched := map[*branch]bool{}
 	for _, o := range order {
-		idx := batch[o]
-		ss := make([]*verify.Skill, len(idx))
-		for k, i := range idx {
-			ss[k] = fds[i].sn.s
-			o.persistShown(ss[k])
-		}
-		n, err := o.approvals.approveMany(ss)
-		if n == 0 && err != nil && !errors.Is(err, store.ErrTooLarge) {
+		n, err := o.approveBatch(fds, batch[o], notes)
+		if err != nil {
 			c.regate(touched)
-			return nil, fmt.Errorf("approve skills of %s: %w", o.cfg.Label, err)
-		}
-		for k, i := range idx {
-			if k >= n {
-				notes[i] = "not approved: " + err.Error()
-				continue
-			}
-			// One line per skill for a few; for many, one line in all
-			// (approvals.json names them) and the skills at debug level.
-			lvl := slog.LevelInfo
-			if n > maxApprovalLogLines {
-				lvl = slog.LevelDebug
-			}
-			o.log.Log(context.Background(), lvl, "skill approved", "op", "approve", "uri", fds[i].sn.uri(), "path", joinPath(o.cfg.Label, fds[i].sn.path))
-			if rec, ok := o.approvals.get(fds[i].sn.uri()); ok {
-				o.keepApproved(fds[i].sn, rec.Kept)
-			}
-		}
-		if n > maxApprovalLogLines {
-			o.log.Info("skills approved", "op", "approve", "count", n)
-		}
-		if n < len(idx) {
-			o.log.Warn("approvals stopped at the cap of approvals.json", "op", "approve", "approved", n, "not_approved", len(idx)-n, "err", err)
+			return nil, err
 		}
 		if n > 0 {
 			touched[o] = true
@@ -438,6 +400,62 @@ func (c *Consent) approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 	}
 	c.regate(touched)
 	return c.rows(fds, notes), nil
+}
+
+// approvable refuses the first ref that cannot be approved at all, before
+// any binding is compared.
+func approvable(refs []SkillRef, fds []found, all string) error {
+	for i, fd := range fds {
+		label := fd.o.cfg.Label
+		switch {
+		case all != "" && label != all:
+			return &RefError{Ref: refs[i], Reason: fmt.Sprintf("is a skill of %s, not of %s", label, all)}
+		case !fd.o.approvals.required():
+			return &RefError{Ref: refs[i], Reason: offReason(label)}
+		case fd.sn.approval == approvalRefused:
+			return &RefError{Ref: refs[i], Reason: refusedDetail}
+		case refs[i].Binding == "":
+			return &RefError{Ref: refs[i], Reason: "names no binding: an approval names the digest of the entry you were shown (`binding` in `skillfs pending --json` and `skillfs inspect --json`); `skillfs approve` sends it (a client older than the mount does not: use the mount's own skillfs)"}
+		}
+	}
+	return nil
+}
+
+// approveBatch approves o's skills fds[idx...] with one write of
+// approvals.json and returns how many; notes say why the cap stopped others.
+func (o *branch) approveBatch(fds []found, idx []int, notes []string) (int, error) {
+	ss := make([]*verify.Skill, len(idx))
+	for k, i := range idx {
+		ss[k] = fds[i].sn.s
+		o.persistShown(ss[k])
+	}
+	n, err := o.approvals.approveMany(ss)
+	if n == 0 && err != nil && !errors.Is(err, store.ErrTooLarge) {
+		return 0, fmt.Errorf("approve skills of %s: %w", o.cfg.Label, err)
+	}
+	for k, i := range idx {
+		if k >= n {
+			notes[i] = "not approved: " + err.Error()
+			continue
+		}
+		// One line per skill for a few; for many, one line in all
+		// (approvals.json names them) and the skills at debug level.
+		lvl := slog.LevelInfo
+		if n > maxApprovalLogLines {
+			lvl = slog.LevelDebug
+		}
+		o.log.Log(context.Background(), lvl, "skill approved", "op", "approve", "uri", fds[i].sn.uri(), "path", joinPath(o.cfg.Label, fds[i].sn.path))
+		if rec, ok := o.approvals.get(fds[i].sn.uri()); ok {
+			o.keepApproved(fds[i].sn, rec.Kept)
+		}
+	}
+	if n > maxApprovalLogLines {
+		o.log.Info("skills approved", "op", "approve", "count", n)
+	}
+	if n < len(idx) {
+		o.log.Warn("approvals stopped at the cap of approvals.json", "op", "approve", "approved", n, "not_approved", len(idx)-n, "err", err)
+	}
+	return n, nil
 }
 
 // persistShown puts on disk, before the approval of s is recorded, the

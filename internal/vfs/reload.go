@@ -76,76 +76,30 @@ func (c *Core) Apply(cfg *config.Config) (Reload, error) {
 	if c.stopped.Load() {
 		return Reload{}, errStopping
 	}
-	old := c.set.Load()
-	next := &branchSet{byLabel: map[string]*branch{}}
-	var r Reload
-	var stop, start []*branch
-	for _, oc := range cfg.Origins {
-		if oc.Label == MetaDir {
-			return Reload{}, fmt.Errorf("origin label %q is reserved", oc.Label)
-		}
-		if _, dup := next.byLabel[oc.Label]; dup {
-			return Reload{}, fmt.Errorf("origin label %q appears twice", oc.Label)
-		}
-		prev, had := old.byLabel[oc.Label]
-		if had && reflect.DeepEqual(prev.cfg, oc) {
-			next.byLabel[oc.Label] = prev
-			next.labels = append(next.labels, oc.Label)
-			continue
-		}
-		so, err := c.opts.Store.Bucket(oc.ID())
-		if err != nil {
-			return Reload{}, fmt.Errorf("store for %s: %w", oc.Label, err)
-		}
-		o := newBranch(c, oc, so)
-		next.byLabel[oc.Label] = o
-		next.labels = append(next.labels, oc.Label)
-		start = append(start, o)
-		if had {
-			r.Changed = append(r.Changed, oc.Label)
-			stop = append(stop, prev)
-		} else {
-			r.Added = append(r.Added, oc.Label)
-		}
+	p, err := c.planReload(c.set.Load(), cfg)
+	if err != nil {
+		return Reload{}, err
 	}
-	for _, label := range old.labels {
-		if _, ok := next.byLabel[label]; !ok {
-			r.Removed = append(r.Removed, label)
-			stop = append(stop, old.byLabel[label])
-		}
-	}
-	slices.Sort(next.labels)
-	slices.Sort(r.Added)
-	slices.Sort(r.Removed)
-	slices.Sort(r.Changed)
+	r := p.r
 	if r.Empty() {
 		return r, nil
 	}
 	// The old supervisors stop before the new ones start, so that an
 	// origin whose change kept its identity (a limit, say) never has two
 	// sessions writing its cache directory.
-	for _, o := range stop {
-		o.stop()
-	}
-	for _, o := range stop {
-		select {
-		case <-o.done:
-		case <-time.After(stopWait):
-			o.log.Warn("stopped server's session did not end in time; going on", "op", "reload")
-		}
-	}
-	for _, o := range start {
+	stopAndWait(p.stop)
+	for _, o := range p.start {
 		o.arm(c.runCtx)
 	}
-	c.set.Store(next)
-	for _, o := range start {
+	c.set.Store(p.next)
+	for _, o := range p.start {
 		o.launch(&c.wg)
 	}
 	if c.stopped.Load() {
 		// Stop ran meanwhile and may have missed the origins started here
 		// (it stops those of the set it saw): stop them, and keep the
 		// set, which no longer serves anything new.
-		for _, o := range start {
+		for _, o := range p.start {
 			o.stop()
 		}
 		return Reload{}, errStopping
@@ -158,4 +112,74 @@ func (c *Core) Apply(cfg *config.Config) (Reload, error) {
 	names = append(names, r.Changed...)
 	c.publish(Change{Files: names, Dirs: []string{""}})
 	return r, nil
+}
+
+// A reloadPlan is what Apply is to do: the set to serve next, what
+// changed, and the origins to stop and to start.
+type reloadPlan struct {
+	next  *branchSet
+	r     Reload
+	stop  []*branch
+	start []*branch
+}
+
+// planReload compares cfg's origins with old's (the set in force: Apply holds
+// reloadMu) and opens a cache for each new or changed one; it starts and
+// stops nothing, so an error changes nothing.
+func (c *Core) planReload(old *branchSet, cfg *config.Config) (reloadPlan, error) {
+	p := reloadPlan{next: &branchSet{byLabel: map[string]*branch{}}}
+	for _, oc := range cfg.Origins {
+		if oc.Label == MetaDir {
+			return reloadPlan{}, fmt.Errorf("origin label %q is reserved", oc.Label)
+		}
+		if _, dup := p.next.byLabel[oc.Label]; dup {
+			return reloadPlan{}, fmt.Errorf("origin label %q appears twice", oc.Label)
+		}
+		prev, had := old.byLabel[oc.Label]
+		if had && reflect.DeepEqual(prev.cfg, oc) {
+			p.next.byLabel[oc.Label] = prev
+			p.next.labels = append(p.next.labels, oc.Label)
+			continue
+		}
+		so, err := c.opts.Store.Bucket(oc.ID())
+		if err != nil {
+			return reloadPlan{}, fmt.Errorf("store for %s: %w", oc.Label, err)
+		}
+		o := newBranch(c, oc, so)
+		p.next.byLabel[oc.Label] = o
+		p.next.labels = append(p.next.labels, oc.Label)
+		p.start = append(p.start, o)
+		if had {
+			p.r.Changed = append(p.r.Changed, oc.Label)
+			p.stop = append(p.stop, prev)
+		} else {
+			p.r.Added = append(p.r.Added, oc.Label)
+		}
+	}
+	for _, label := range old.labels {
+		if _, ok := p.next.byLabel[label]; !ok {
+			p.r.Removed = append(p.r.Removed, label)
+			p.stop = append(p.stop, old.byLabel[label])
+		}
+	}
+	slices.Sort(p.next.labels)
+	slices.Sort(p.r.Added)
+	slices.Sort(p.r.Removed)
+	slices.Sort(p.r.Changed)
+	return p, nil
+}
+
+// stopAndWait tells every origin of stop to stop first, so they end
+// together, then waits for each supervisor, at most stopWait each.
+func stopAndWait(stop []*branch) {
+	for _, o := range stop {
+		o.stop()
+	}
+	for _, o := range stop {
+		select {
+		case <-o.done:
+		case <-time.After(stopWait):
+			o.log.Warn("stopped server's session did not end in time; going on", "op", "reload")
+		}
+	}
 }

@@ -327,7 +327,7 @@ func (c *Consent) Review(ctx context.Context, ref SkillRef) (_ wire.Review, err 
 	if err != nil {
 		return wire.Review{}, err
 	}
-	o, t, sn := fd.o, fd.t, fd.sn
+	o, sn := fd.o, fd.sn
 	if sn.s.Dynamic {
 		return wire.Review{}, &RefError{Ref: ref, Reason: refusedDetail}
 	}
@@ -336,7 +336,6 @@ func (c *Consent) Review(ctx context.Context, ref SkillRef) (_ wire.Review, err 
 	if fd.sn.approval == approvalPending || fd.sn.approval == approvalChanged {
 		rv.Why, rv.Changed = o.why(sn)
 	}
-	budget := int64(MaxKeptSkill)
 	files := map[string]*verify.File{}
 	for i := range sn.s.Files {
 		files[sn.s.Files[i].URI.String()] = &sn.s.Files[i]
@@ -344,35 +343,7 @@ func (c *Consent) Review(ctx context.Context, ref SkillRef) (_ wire.Review, err 
 	rec, ok := o.approvals.get(sn.uri())
 	// SKILL.md's flags: from its verified bytes, whatever else is shown;
 	// a skill never approved shows the bytes too.
-	var mdErr error
-	mdNote := ""
-	if f := files[sn.uri()]; f != nil && f.Resource != nil && f.Resource.HasSize && f.Resource.Size <= MaxKeptFile {
-		var b []byte
-		if b, mdErr = o.verified(ctx, t, fd, f); mdErr == nil {
-			budget -= int64(len(b))
-			for _, fl := range verify.ContentFlags(b, true) {
-				if !slices.Contains(rv.Skill.Flags, string(fl)) {
-					rv.Skill.Flags = append(rv.Skill.Flags, string(fl))
-				}
-			}
-			slices.Sort(rv.Skill.Flags)
-			rv.SkillMD, rv.SkillMDSize = b, int64(len(b))
-			if len(b) > wire.MaxShownSkillMD {
-				cut := wire.MaxShownSkillMD
-				for cut > 0 && !utf8.RuneStart(b[cut]) {
-					cut--
-				}
-				rv.SkillMD = b[:cut]
-				mdNote = fmt.Sprintf("the first %d of its %d bytes", cut, len(b))
-			}
-		} else {
-			mdNote = "not fetched: " + mdErr.Error()
-		}
-	} else if f != nil && f.Resource != nil && f.Resource.HasSize {
-		mdNote = fmt.Sprintf("not fetched here: over %d bytes", MaxKeptFile)
-	} else if f != nil && f.Resource != nil {
-		mdNote = "not fetched here: the entry declares no size for it"
-	}
+	used, mdNote := o.reviewSkillMD(ctx, fd, files[sn.uri()], &rv)
 	if !ok {
 		if rv.SkillMD == nil && mdNote == "" {
 			mdNote = "the entry lists no SKILL.md"
@@ -385,12 +356,54 @@ func (c *Consent) Review(ctx context.Context, ref SkillRef) (_ wire.Review, err 
 	if fd.sn.approval == approvalApproved {
 		return rv, nil
 	}
+	rv.Files = o.reviewChanges(ctx, fd, rec, files, int64(MaxKeptSkill)-used)
+	return rv, nil
+}
+
+// reviewSkillMD puts in rv SKILL.md's verified bytes (f, within MaxKeptFile)
+// and their flags; it returns the bytes fetched, which count against
+// MaxKeptSkill, and a note on how much of SKILL.md rv shows, or why none.
+func (o *branch) reviewSkillMD(ctx context.Context, fd found, f *verify.File, rv *wire.Review) (int64, string) {
+	switch {
+	case f == nil || f.Resource == nil:
+		return 0, ""
+	case !f.Resource.HasSize:
+		return 0, "not fetched here: the entry declares no size for it"
+	case f.Resource.Size > MaxKeptFile:
+		return 0, fmt.Sprintf("not fetched here: over %d bytes", MaxKeptFile)
+	}
+	b, err := o.verified(ctx, fd.t, fd, f)
+	if err != nil {
+		return 0, "not fetched: " + err.Error()
+	}
+	for _, fl := range verify.ContentFlags(b, true) {
+		if !slices.Contains(rv.Skill.Flags, string(fl)) {
+			rv.Skill.Flags = append(rv.Skill.Flags, string(fl))
+		}
+	}
+	slices.Sort(rv.Skill.Flags)
+	rv.SkillMD, rv.SkillMDSize = b, int64(len(b))
+	note := ""
+	if len(b) > wire.MaxShownSkillMD {
+		cut := wire.MaxShownSkillMD
+		for cut > 0 && !utf8.RuneStart(b[cut]) {
+			cut--
+		}
+		rv.SkillMD = b[:cut]
+		note = fmt.Sprintf("the first %d of its %d bytes", cut, len(b))
+	}
+	return int64(len(b)), note
+}
+
+// reviewChanges reviews, in path order, each file of fd's skill added,
+// removed or changed since rec, fetching at most budget bytes to diff.
+func (o *branch) reviewChanges(ctx context.Context, fd found, rec approvalRecord, files map[string]*verify.File, budget int64) []wire.FileReview {
 	old := map[string]skill.Resource{}
 	for _, r := range rec.Resources {
 		old[r.URI] = r
 	}
 	cur := map[string]skill.Resource{}
-	for _, r := range sn.s.Entry.Resources {
+	for _, r := range fd.sn.s.Entry.Resources {
 		cur[r.URI] = r
 	}
 	uris := slices.Sorted(maps.Keys(old))
@@ -400,19 +413,20 @@ func (c *Consent) Review(ctx context.Context, ref SkillRef) (_ wire.Review, err 
 		}
 	}
 	slices.SortFunc(uris, func(a, b string) int { return strings.Compare(o.pathOf(a), o.pathOf(b)) })
-	fr := fileReviewer{o: o, t: t, fd: fd, files: files, kept: map[skill.Digest]bool{}, budget: budget}
+	fr := fileReviewer{o: o, t: fd.t, fd: fd, files: files, kept: map[skill.Digest]bool{}, budget: budget}
 	for _, d := range rec.Kept {
 		fr.kept[d] = true
 	}
+	var out []wire.FileReview
 	for _, u := range uris {
 		was, hadOld := old[u]
 		now, hasNew := cur[u]
 		if hadOld && hasNew && was == now {
 			continue
 		}
-		rv.Files = append(rv.Files, fr.review(ctx, u, was, now, hadOld, hasNew))
+		out = append(out, fr.review(ctx, u, was, now, hadOld, hasNew))
 	}
-	return rv, nil
+	return out
 }
 
 // listing is every file of sn's entry, as a review of a new skill lists
