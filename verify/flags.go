@@ -3,7 +3,6 @@ package verify
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -142,8 +141,44 @@ func addRuneFlag(r rune, set map[Flag]bool) {
 	}
 }
 
-// commandExpansion matches an inline !`cmd` or a line opening a ```! block.
-var commandExpansion = regexp.MustCompile("!`[^`\n]+`|(?m)^[ \t]*```!")
+// hasCommandExpansion says b holds an inline !`cmd` or a line opening a
+// ```! block: what the regexp "!`[^`\n]+`|(?m)^[ \t]*```!" matches
+// (TestCommandExpansionIsTheRegexp holds the two equal). Both forms hold a
+// '!', so only the bytes around each '!' are looked at; the regexp was
+// most of the CPU of a SKILL.md's first serve.
+func hasCommandExpansion(b []byte) bool {
+	for i := 0; ; i++ {
+		k := bytes.IndexByte(b[i:], '!')
+		if k < 0 {
+			return false
+		}
+		i += k
+		if inlineCommand(b[i+1:]) || opensCommandBlock(b[:i]) {
+			return true
+		}
+	}
+}
+
+// inlineCommand says rest (what follows a '!') is `cmd`: a backquote, at
+// least one byte that is neither a backquote nor a newline, a backquote.
+func inlineCommand(rest []byte) bool {
+	if len(rest) < 3 || rest[0] != '`' {
+		return false
+	}
+	end := bytes.IndexAny(rest[1:], "`\n")
+	return end > 0 && rest[1+end] == '`'
+}
+
+// opensCommandBlock says before (what precedes a '!') ends a line's start
+// of spaces and tabs followed by ```.
+func opensCommandBlock(before []byte) bool {
+	fence, ok := bytes.CutSuffix(before, []byte("```"))
+	if !ok {
+		return false
+	}
+	line := fence[bytes.LastIndexByte(fence, '\n')+1:]
+	return len(bytes.Trim(line, " \t")) == 0
+}
 
 // ContentFlags reports hidden characters in content and, when it is a
 // SKILL.md, HTML comments, command expansions in the body and the
@@ -155,6 +190,10 @@ func ContentFlags(content []byte, isSkillMD bool) []Flag {
 	set := map[Flag]bool{}
 	b := bytes.TrimPrefix(content, bom)
 	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			i++ // ASCII flags nothing
+			continue
+		}
 		r, n := utf8.DecodeRune(b[i:])
 		if r >= 0x80 {
 			addRuneFlag(r, set)
@@ -172,7 +211,7 @@ func ContentFlags(content []byte, isSkillMD bool) []Flag {
 				set[f] = true
 			}
 		}
-		if commandExpansion.Match(body) {
+		if hasCommandExpansion(body) {
 			set[FlagCommandExpansion] = true
 		}
 	}

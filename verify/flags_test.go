@@ -3,6 +3,8 @@ package verify
 import (
 	"encoding/json"
 	"reflect"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -77,4 +79,59 @@ func TestContentFlags(t *testing.T) {
 			t.Errorf("%s: ContentFlags = %v, want %v", tt.name, got, tt.want)
 		}
 	}
+}
+
+// commandExpansionRegexp is what hasCommandExpansion replaced, kept here as
+// its definition.
+var commandExpansionRegexp = regexp.MustCompile("!`[^`\n]+`|(?m)^[ \t]*```!")
+
+func TestCommandExpansionIsTheRegexp(t *testing.T) {
+	for _, s := range []string{
+		"", "!", "!`", "!``", "!`x", "!`x`", "a !`id` b", "!`a\nb`", "!``x`",
+		"```!", " \t```!", "x```!", "a\n```!", "a\n  ```!\n", "a\n x ```!", "``!", "````!",
+		"\n```!", "!\n!`!`", "```!`x`", "!`é`", "!`\xff`", "Important!\nNo commands here.",
+		strings.Repeat("!", 100), strings.Repeat("`!", 50) + "`",
+	} {
+		if got, want := hasCommandExpansion([]byte(s)), commandExpansionRegexp.MatchString(s); got != want {
+			t.Errorf("hasCommandExpansion(%q) = %v, the regexp says %v", s, got, want)
+		}
+	}
+}
+
+func FuzzCommandExpansionIsTheRegexp(f *testing.F) {
+	for _, s := range []string{"!`id`", "  ```!", "a\n```!", "!`\n`", "x```!"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := hasCommandExpansion(b), commandExpansionRegexp.Match(b); got != want {
+			t.Errorf("hasCommandExpansion(%q) = %v, the regexp says %v", b, got, want)
+		}
+	})
+}
+
+func BenchmarkContentFlagsSkillMD(b *testing.B) {
+	md := []byte("---\nname: bench\ndescription: a skill to measure\n---\n" +
+		strings.Repeat("Use the tool carefully! Read the reference first, then run the script.\n", 200))
+	b.SetBytes(int64(len(md)))
+	for b.Loop() {
+		ContentFlags(md, true)
+	}
+}
+
+// BenchmarkCommandExpansion is the scan against the regexp it replaced, on
+// a SKILL.md body of prose with a '!' on every line and no command.
+func BenchmarkCommandExpansion(b *testing.B) {
+	body := []byte(strings.Repeat("Use the tool carefully! Read the reference first, then run the script.\n", 200))
+	b.Run("regexp", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			commandExpansionRegexp.Match(body)
+		}
+	})
+	b.Run("scan", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			hasCommandExpansion(body)
+		}
+	})
 }
