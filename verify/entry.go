@@ -94,26 +94,9 @@ func CheckEntry(e skill.Entry, opts EntryOptions) (*Skill, error) {
 	}
 	dir, _ := u.Parent()
 	s := &Skill{Entry: e, URI: u, Dir: dir, Flags: FrontmatterFlags(e.Frontmatter)}
-
-	nameVal, ok := e.Frontmatter["name"]
-	name, isString := nameVal.(string)
-	switch {
-	case !ok:
-		return nil, newError(BadName, e.URI, "frontmatter has no name")
-	case !isString:
-		return nil, newError(BadName, e.URI, "frontmatter.name is not a string")
+	if err := checkNameAndDescription(e, dir); err != nil {
+		return nil, err
 	}
-	if err := ValidName(name); err != nil {
-		return nil, newError(BadName, e.URI, "frontmatter.name %s", err.(*Error).Detail)
-	}
-	if dir.Name() != name {
-		return nil, newError(NameMismatch, e.URI, "the skill directory is %s but frontmatter.name is %s", quote(dir.Name()), quote(name))
-	}
-	desc, isString := e.Frontmatter["description"].(string)
-	if !isString || strings.TrimSpace(desc) == "" {
-		return nil, newError(MissingDescription, e.URI, "frontmatter.description must be a non-blank string")
-	}
-
 	switch e.Manifest {
 	case skill.Dynamic:
 		s.Dynamic = true
@@ -126,11 +109,46 @@ func CheckEntry(e skill.Entry, opts EntryOptions) (*Skill, error) {
 	default:
 		return nil, newError(Malformed, e.URI, "unknown manifest form %v", e.Manifest)
 	}
-
-	if n := len(e.Resources); n > opts.MaxResources {
-		return nil, newError(OverLimit, e.URI, "%d resources, at most %d", n, opts.MaxResources)
+	if err := s.checkFiles(opts); err != nil {
+		return nil, err
 	}
-	self := u.String()
+	return s, nil
+}
+
+// checkNameAndDescription checks the frontmatter's name (a valid name, the
+// skill directory's) and that it has a description.
+func checkNameAndDescription(e skill.Entry, dir URI) error {
+	nameVal, ok := e.Frontmatter["name"]
+	name, isString := nameVal.(string)
+	switch {
+	case !ok:
+		return newError(BadName, e.URI, "frontmatter has no name")
+	case !isString:
+		return newError(BadName, e.URI, "frontmatter.name is not a string")
+	}
+	if err := ValidName(name); err != nil {
+		return newError(BadName, e.URI, "frontmatter.name %s", err.(*Error).Detail)
+	}
+	if dir.Name() != name {
+		return newError(NameMismatch, e.URI, "the skill directory is %s but frontmatter.name is %s", quote(dir.Name()), quote(name))
+	}
+	desc, isString := e.Frontmatter["description"].(string)
+	if !isString || strings.TrimSpace(desc) == "" {
+		return newError(MissingDescription, e.URI, "frontmatter.description must be a non-blank string")
+	}
+	return nil
+}
+
+// checkFiles checks a listed manifest, resource by resource in order, and
+// fills s.Files: each inside the skill directory with a well-formed digest
+// and size, within the caps, none twice (canonically or by case folding),
+// and the entry's own SKILL.md among them.
+func (s *Skill) checkFiles(opts EntryOptions) error {
+	e := &s.Entry
+	if n := len(e.Resources); n > opts.MaxResources {
+		return newError(OverLimit, e.URI, "%d resources, at most %d", n, opts.MaxResources)
+	}
+	self := s.URI.String()
 	var (
 		total   int64
 		seen    = make(map[string]bool, len(e.Resources))
@@ -142,40 +160,49 @@ func CheckEntry(e skill.Entry, opts EntryOptions) (*Skill, error) {
 		r := &e.Resources[i]
 		ru, err := ParseURI(r.URI)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if !ru.Within(dir) {
-			return nil, newError(OutsideSkill, r.URI, "not inside the skill directory %s", dir.String())
+		if !ru.Within(s.Dir) {
+			return newError(OutsideSkill, r.URI, "not inside the skill directory %s", s.Dir.String())
 		}
-		if err := CheckDigestFormat(r.Digest); err != nil {
-			return nil, WithSubject(err, r.URI)
-		}
-		switch {
-		case !r.HasSize && opts.Strict:
-			return nil, newError(MissingSize, r.URI, "no size (required by the newest revision)")
-		case r.HasSize && r.Size < 0:
-			return nil, newError(BadSize, r.URI, "size %d is negative", r.Size)
-		case r.HasSize && r.Size > opts.MaxFileSize:
-			return nil, newError(OverLimit, r.URI, "declared size %d is more than the per-file cap %d", r.Size, opts.MaxFileSize)
-		case r.HasSize && r.Size > opts.MaxTotalSize-total:
-			return nil, newError(OverLimit, e.URI, "declared sizes add up to more than %d bytes", opts.MaxTotalSize)
+		if err := checkResourceSize(r, e.URI, total, opts); err != nil {
+			return err
 		}
 		total += r.Size
 		canon := ru.canonical(r.URI)
 		if seen[canon] {
-			return nil, newError(DuplicateResource, r.URI, "listed twice (as %s)", canon)
+			return newError(DuplicateResource, r.URI, "listed twice (as %s)", canon)
 		}
 		seen[canon] = true
 		selfHit = selfHit || canon == self
-		if err := folds.add(ru.Segments[len(dir.Segments):], r.URI); err != nil {
-			return nil, err
+		if err := folds.add(ru.Segments[len(s.Dir.Segments):], r.URI); err != nil {
+			return err
 		}
 		s.Files = append(s.Files, File{Resource: r, URI: ru})
 	}
 	if !selfHit {
-		return nil, newError(MissingSkillMD, e.URI, "resources does not list the entry's own SKILL.md")
+		return newError(MissingSkillMD, e.URI, "resources does not list the entry's own SKILL.md")
 	}
-	return s, nil
+	return nil
+}
+
+// checkResourceSize checks one resource's digest format and declared size
+// against the caps, total being the sizes declared before it.
+func checkResourceSize(r *skill.Resource, entryURI string, total int64, opts EntryOptions) error {
+	if err := CheckDigestFormat(r.Digest); err != nil {
+		return WithSubject(err, r.URI)
+	}
+	switch {
+	case !r.HasSize && opts.Strict:
+		return newError(MissingSize, r.URI, "no size (required by the newest revision)")
+	case r.HasSize && r.Size < 0:
+		return newError(BadSize, r.URI, "size %d is negative", r.Size)
+	case r.HasSize && r.Size > opts.MaxFileSize:
+		return newError(OverLimit, r.URI, "declared size %d is more than the per-file cap %d", r.Size, opts.MaxFileSize)
+	case r.HasSize && r.Size > opts.MaxTotalSize-total:
+		return newError(OverLimit, entryURI, "declared sizes add up to more than %d bytes", opts.MaxTotalSize)
+	}
+	return nil
 }
 
 // foldSet detects resources that would be one path on a case-insensitive or

@@ -450,91 +450,113 @@ func joinPath(path, key string) string {
 // compareValue compares the internal model (got, from SKILL.md) with the
 // JSON data model (want, from the entry).
 func compareValue(got, want any, path string) *Error {
-	mismatch := func(format string, args ...any) *Error {
-		p := path
-		if p == "" {
-			p = "(top level)"
-		}
-		return &Error{Reason: FrontmatterMismatch, Subject: fmSubject, Detail: p + ": " + fmt.Sprintf(format, args...)}
-	}
-	differ := func() *Error {
-		return mismatch("SKILL.md has %s, the entry has %s", describe(got), describe(want))
-	}
 	switch g := got.(type) {
 	case map[string]any:
 		w, ok := want.(map[string]any)
 		if !ok {
-			return differ()
+			return differ(got, want, path)
 		}
-		keys := make([]string, 0, len(g)+len(w))
-		for k := range g {
-			keys = append(keys, k)
-		}
-		for k := range w {
-			if _, ok := g[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			gv, gok := g[k]
-			wv, wok := w[k]
-			switch {
-			case !gok:
-				return &Error{Reason: FrontmatterMismatch, Subject: fmSubject, Detail: joinPath(path, k) + ": the entry has it, SKILL.md does not"}
-			case !wok:
-				return &Error{Reason: FrontmatterMismatch, Subject: fmSubject, Detail: joinPath(path, k) + ": SKILL.md has it, the entry does not"}
-			}
-			if e := compareValue(gv, wv, joinPath(path, k)); e != nil {
-				return e
-			}
-		}
-		return nil
+		return compareMaps(g, w, path)
 	case []any:
 		w, ok := want.([]any)
 		if !ok {
-			return differ()
+			return differ(got, want, path)
 		}
-		if len(g) != len(w) {
-			return mismatch("SKILL.md has %d items, the entry has %d", len(g), len(w))
-		}
-		for i := range g {
-			if e := compareValue(g[i], w[i], path+"["+strconv.Itoa(i)+"]"); e != nil {
-				return e
-			}
-		}
+		return compareLists(g, w, path)
+	}
+	if sameScalar(got, want, path) {
 		return nil
-	case string:
-		if w, ok := want.(string); ok && w == g {
-			return nil
-		}
-	case bool:
-		if w, ok := want.(bool); ok && w == g {
-			return nil
-		}
-	case nil:
-		if want == nil {
-			return nil
-		}
-	case fmNumber:
-		if w, ok := jsonDecimal(want); ok && w == g.d {
-			return nil
-		}
-	case fmEither:
-		if compareValue(g.yaml12, want, path) == nil || compareValue(g.yaml11, want, path) == nil {
-			return nil
-		}
-	case fmTime:
-		if w, ok := want.(string); ok {
-			if w == g.text {
-				return nil
-			}
-			if t, err := time.Parse(time.RFC3339, w); err == nil && t.Equal(g.t) {
-				return nil
-			}
+	}
+	return differ(got, want, path)
+}
+
+// mismatch is a FrontmatterMismatch at path.
+func mismatch(path, format string, args ...any) *Error {
+	p := path
+	if p == "" {
+		p = "(top level)"
+	}
+	return &Error{Reason: FrontmatterMismatch, Subject: fmSubject, Detail: p + ": " + fmt.Sprintf(format, args...)}
+}
+
+// differ is the mismatch of two values that are not the same.
+func differ(got, want any, path string) *Error {
+	return mismatch(path, "SKILL.md has %s, the entry has %s", describe(got), describe(want))
+}
+
+// compareMaps compares two mappings key by key in sorted order, so the
+// first difference reported does not depend on map order.
+func compareMaps(g, w map[string]any, path string) *Error {
+	keys := make([]string, 0, len(g)+len(w))
+	for k := range g {
+		keys = append(keys, k)
+	}
+	for k := range w {
+		if _, ok := g[k]; !ok {
+			keys = append(keys, k)
 		}
 	}
-	return differ()
+	sort.Strings(keys)
+	for _, k := range keys {
+		gv, gok := g[k]
+		wv, wok := w[k]
+		switch {
+		case !gok:
+			return &Error{Reason: FrontmatterMismatch, Subject: fmSubject, Detail: joinPath(path, k) + ": the entry has it, SKILL.md does not"}
+		case !wok:
+			return &Error{Reason: FrontmatterMismatch, Subject: fmSubject, Detail: joinPath(path, k) + ": SKILL.md has it, the entry does not"}
+		}
+		if e := compareValue(gv, wv, joinPath(path, k)); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// compareLists compares two sequences item by item.
+func compareLists(g, w []any, path string) *Error {
+	if len(g) != len(w) {
+		return mismatch(path, "SKILL.md has %d items, the entry has %d", len(g), len(w))
+	}
+	for i := range g {
+		if e := compareValue(g[i], w[i], path+"["+strconv.Itoa(i)+"]"); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// sameScalar says the scalar got (from SKILL.md) means want (from the
+// entry's JSON): equal strings and booleans, both null, the same decimal
+// number, either reading of a YAML 1.1/1.2 ambiguous scalar, or the same
+// timestamp.
+func sameScalar(got, want any, path string) bool {
+	switch g := got.(type) {
+	case string:
+		w, ok := want.(string)
+		return ok && w == g
+	case bool:
+		w, ok := want.(bool)
+		return ok && w == g
+	case nil:
+		return want == nil
+	case fmNumber:
+		w, ok := jsonDecimal(want)
+		return ok && w == g.d
+	case fmEither:
+		return compareValue(g.yaml12, want, path) == nil || compareValue(g.yaml11, want, path) == nil
+	case fmTime:
+		w, ok := want.(string)
+		if !ok {
+			return false
+		}
+		if w == g.text {
+			return true
+		}
+		t, err := time.Parse(time.RFC3339, w)
+		return err == nil && t.Equal(g.t)
+	}
+	return false
 }
 
 // jsonDecimal reads a number of the JSON data model. json.Number is what
