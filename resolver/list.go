@@ -101,75 +101,8 @@ func (o *Session) enumerate(ctx context.Context, cs *mcp.ClientSession) (*Catalo
 	defer cancel()
 	cat := &Catalog{CacheScope: ScopePublic}
 	l := &lister{o: o, cat: cat, byURI: map[string]int{}, conflicted: map[string]bool{}}
-	seenCursors := map[string]bool{}
-	cursor := ""
-	call := func(ctx context.Context, cursor string) (*listResult, error) {
-		cctx, ccancel := context.WithTimeout(ctx, o.limits.CallTimeout)
-		defer ccancel()
-		return mcp.CallCustomMethod[*listParams, *listResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, skill.MethodList, &listParams{ListParams: skill.ListParams{Cursor: cursor}})
-	}
-	// The next page is asked for while this one is admitted, when
-	// admitting it cannot end the listing: the server's time and the
-	// checking overlap, and the requests are the ones a page-by-page
-	// listing sends.
-	var ahead *prefetch
-	defer func() { ahead.cancel() }()
-pages:
-	for page := 0; ; page++ {
-		if page >= o.limits.MaxListPages {
-			cat.Truncated = fmt.Sprintf("stopped after %d pages (max_list_pages)", page)
-			break
-		}
-		var res *listResult
-		var err error
-		if ahead != nil {
-			res, err = ahead.wait()
-			ahead = nil
-		} else {
-			res, err = call(lctx, cursor)
-		}
-		if err != nil {
-			if lctx.Err() != nil && ctx.Err() == nil {
-				if page == 0 {
-					return nil, fmt.Errorf("skills/list: %w: no answer within %v", ErrTimeout, o.limits.ListTimeout)
-				}
-				cat.Truncated = fmt.Sprintf("stopped after %v (list_timeout)", o.limits.ListTimeout)
-				break
-			}
-			err = classify(err)
-			if page == 0 {
-				return nil, fmt.Errorf("skills/list: %w", err)
-			}
-			cat.Truncated = fmt.Sprintf("page %d failed: %v", page+1, err)
-			break
-		}
-		if page == 0 && res.TTLMs != nil && *res.TTLMs > 0 {
-			cat.TTL = time.Duration(*res.TTLMs) * time.Millisecond
-		}
-		if scopeOf(res.CacheScope) == ScopePrivate {
-			cat.CacheScope = ScopePrivate
-		}
-		if next := res.NextCursor; next != "" && page+1 < o.limits.MaxListPages && !seenCursors[next] && l.cannotReachCap(res.Skills) {
-			ahead = startPrefetch(lctx, func(ctx context.Context) (*listResult, error) { return call(ctx, next) })
-		}
-		if stop := l.admitPage(res.Skills); stop != "" {
-			cat.Truncated = stop
-			break pages
-		}
-		if res.NextCursor == "" {
-			break
-		}
-		// A cap reached exactly: no page more is asked for.
-		if stop := l.reached(); stop != "" {
-			cat.Truncated = stop
-			break
-		}
-		if seenCursors[res.NextCursor] {
-			cat.Truncated = fmt.Sprintf("stopped at page %d: the server repeated a cursor", page+1)
-			break
-		}
-		seenCursors[res.NextCursor] = true
-		cursor = res.NextCursor
+	if err := o.listPages(ctx, lctx, cs, l); err != nil {
+		return nil, err
 	}
 	if cat.Truncated != "" {
 		o.log.Warn("skills/list truncated", "op", "list", "err", cat.Truncated)
@@ -184,6 +117,96 @@ pages:
 	}
 	cat.At = time.Now()
 	return cat, nil
+}
+
+// listPages follows skills/list page by page within lctx (the listing's
+// timeout; ctx is the session's), admitting each page's skills to l, until
+// the last page, a cap, a repeated cursor or a failed page; a listing that
+// stops early says why in l.cat.Truncated. Only a first page that fails is
+// an error.
+func (o *Session) listPages(ctx, lctx context.Context, cs *mcp.ClientSession, l *lister) error {
+	cat := l.cat
+	seenCursors := map[string]bool{}
+	cursor := ""
+	call := func(ctx context.Context, cursor string) (*listResult, error) {
+		cctx, ccancel := context.WithTimeout(ctx, o.limits.CallTimeout)
+		defer ccancel()
+		return mcp.CallCustomMethod[*listParams, *listResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, skill.MethodList, &listParams{ListParams: skill.ListParams{Cursor: cursor}})
+	}
+	// The next page is asked for while this one is admitted, when
+	// admitting it cannot end the listing: the server's time and the
+	// checking overlap, and the requests are the ones a page-by-page
+	// listing sends.
+	var ahead *prefetch
+	defer func() { ahead.cancel() }()
+	for page := 0; ; page++ {
+		if page >= o.limits.MaxListPages {
+			cat.Truncated = fmt.Sprintf("stopped after %d pages (max_list_pages)", page)
+			return nil
+		}
+		var res *listResult
+		var err error
+		if ahead != nil {
+			res, err = ahead.wait()
+			ahead = nil
+		} else {
+			res, err = call(lctx, cursor)
+		}
+		if err != nil {
+			return o.pageFailed(ctx, lctx, cat, page, err)
+		}
+		cat.noteAnswer(page, res)
+		if next := res.NextCursor; next != "" && page+1 < o.limits.MaxListPages && !seenCursors[next] && l.cannotReachCap(res.Skills) {
+			ahead = startPrefetch(lctx, func(ctx context.Context) (*listResult, error) { return call(ctx, next) })
+		}
+		if stop := l.admitPage(res.Skills); stop != "" {
+			cat.Truncated = stop
+			return nil
+		}
+		if res.NextCursor == "" {
+			return nil
+		}
+		// A cap reached exactly: no page more is asked for.
+		if stop := l.reached(); stop != "" {
+			cat.Truncated = stop
+			return nil
+		}
+		if seenCursors[res.NextCursor] {
+			cat.Truncated = fmt.Sprintf("stopped at page %d: the server repeated a cursor", page+1)
+			return nil
+		}
+		seenCursors[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+}
+
+// pageFailed is what a page that failed with err means: the listing fails
+// when it was the first page (page 0), and otherwise ends, truncated.
+func (o *Session) pageFailed(ctx, lctx context.Context, cat *Catalog, page int, err error) error {
+	if lctx.Err() != nil && ctx.Err() == nil {
+		if page == 0 {
+			return fmt.Errorf("skills/list: %w: no answer within %v", ErrTimeout, o.limits.ListTimeout)
+		}
+		cat.Truncated = fmt.Sprintf("stopped after %v (list_timeout)", o.limits.ListTimeout)
+		return nil
+	}
+	err = classify(err)
+	if page == 0 {
+		return fmt.Errorf("skills/list: %w", err)
+	}
+	cat.Truncated = fmt.Sprintf("page %d failed: %v", page+1, err)
+	return nil
+}
+
+// noteAnswer takes a page's cache fields: the first page's ttlMs, and
+// private when any page is.
+func (cat *Catalog) noteAnswer(page int, res *listResult) {
+	if page == 0 && res.TTLMs != nil && *res.TTLMs > 0 {
+		cat.TTL = time.Duration(*res.TTLMs) * time.Millisecond
+	}
+	if scopeOf(res.CacheScope) == ScopePrivate {
+		cat.CacheScope = ScopePrivate
+	}
 }
 
 // A lister builds one catalog and counts what it costs against the caps.

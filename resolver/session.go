@@ -362,6 +362,29 @@ func (o *Session) runSession(ctx context.Context) (healthy bool, err error) {
 		}
 	}()
 
+	declared := o.adopt(cs)
+
+	ended := make(chan error, 1)
+	go func() { ended <- cs.Wait() }()
+
+	if !declared {
+		o.publish(&Catalog{At: time.Now()})
+		select {
+		case <-ctx.Done():
+			return true, nil
+		case err := <-ended:
+			return true, sessionEnded(err)
+		}
+	}
+
+	return o.relistUntilEnd(ctx, cs, ended)
+}
+
+// adopt makes cs the origin's session: its initialize answer goes into
+// the status (protocol, server name, instructions and the skills they
+// name, whether the skills extension and directory reads are declared).
+// It says whether the server declares the skills extension.
+func (o *Session) adopt(cs *mcp.ClientSession) (declared bool) {
 	ir := cs.InitializeResult()
 	directoryRead, declared := skillsExtension(ir)
 	o.mu.Lock()
@@ -387,20 +410,14 @@ func (o *Session) runSession(ctx context.Context) (healthy bool, err error) {
 	if o.namedCut && declared {
 		o.log.Warn("skills named in the instructions not all asked for", "op", "get", "err", namedCutNote)
 	}
+	return declared
+}
 
-	ended := make(chan error, 1)
-	go func() { ended <- cs.Wait() }()
-
-	if !declared {
-		o.publish(&Catalog{At: time.Now()})
-		select {
-		case <-ctx.Done():
-			return true, nil
-		case err := <-ended:
-			return true, sessionEnded(err)
-		}
-	}
-
+// relistUntilEnd lists the skills of a session that declares them, then
+// again at each refresh (sooner when the catalog's ttlMs asks for it, a
+// Refresh or a list_changed notification), until ctx ends or the session
+// does. healthy says a listing succeeded.
+func (o *Session) relistUntilEnd(ctx context.Context, cs *mcp.ClientSession, ended <-chan error) (healthy bool, err error) {
 	var ttl time.Duration
 	for {
 		listed := time.Now()

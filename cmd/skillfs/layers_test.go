@@ -1,6 +1,9 @@
 package main
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -77,5 +80,43 @@ func TestNoImportRunsBackUp(t *testing.T) {
 	}
 	if seen != len(layer) {
 		t.Errorf("go list found %d of the picture's %d packages: a package was renamed or removed; redraw the picture", seen, len(layer))
+	}
+}
+
+// MaxFuncLines bounds a function of the product (the packages of layers),
+// from its func line to its closing brace: a longer one does more than one
+// thing and should be split along its steps.
+const MaxFuncLines = 80
+
+// TestNoLongFunctions: no function or method of a product package, tests
+// aside, is longer than MaxFuncLines.
+func TestNoLongFunctions(t *testing.T) {
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	for _, ps := range layers {
+		for _, p := range ps {
+			files, err := filepath.Glob(filepath.Join(root, p, "*.go"))
+			if err != nil || len(files) == 0 {
+				t.Fatalf("%s: no Go files (%v)", p, err)
+			}
+			for _, file := range files {
+				if strings.HasSuffix(file, "_test.go") {
+					continue
+				}
+				f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, d := range f.Decls {
+					fd, ok := d.(*ast.FuncDecl)
+					if !ok {
+						continue
+					}
+					if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; n > MaxFuncLines {
+						t.Errorf("%s/%s: %s is %d lines, more than %d: split it along its steps", p, filepath.Base(file), fd.Name.Name, n, MaxFuncLines)
+					}
+				}
+			}
+		}
 	}
 }

@@ -242,22 +242,7 @@ func (s *idScanner) step(c byte) {
 			s.fail()
 		}
 	case phValue:
-		s.valN, s.valLong = 0, false
-		switch {
-		case isSpace(c):
-		case c == '"':
-			s.inStr = true
-			s.phase = phValStr
-			s.capture(c)
-		case c == '{' || c == '[':
-			s.depth = 1
-			s.phase = phNested
-		case c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'):
-			s.phase = phScalar
-			s.capture(c)
-		default:
-			s.fail()
-		}
+		s.stepValue(c)
 	case phScalar:
 		if isSpace(c) || c == ',' || c == '}' {
 			s.endValue(true)
@@ -267,18 +252,7 @@ func (s *idScanner) step(c byte) {
 		}
 		s.capture(c)
 	case phNested:
-		switch c {
-		case '"':
-			s.inStr = true
-		case '{', '[':
-			s.depth++
-		case '}', ']':
-			s.depth--
-			if s.depth == 0 {
-				s.endValue(false)
-				s.phase = phAfter
-			}
-		}
+		s.stepNested(c)
 	case phAfter:
 		switch {
 		case isSpace(c):
@@ -290,6 +264,44 @@ func (s *idScanner) step(c byte) {
 			s.fail()
 		}
 	case phDone:
+	}
+}
+
+// stepValue takes the first byte of a top-level member's value (or space
+// before it): a string, a nested object or array, or a number or literal.
+func (s *idScanner) stepValue(c byte) {
+	s.valN, s.valLong = 0, false
+	switch {
+	case isSpace(c):
+	case c == '"':
+		s.inStr = true
+		s.phase = phValStr
+		s.capture(c)
+	case c == '{' || c == '[':
+		s.depth = 1
+		s.phase = phNested
+	case c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'):
+		s.phase = phScalar
+		s.capture(c)
+	default:
+		s.fail()
+	}
+}
+
+// stepNested follows the nesting inside a top-level member's object or
+// array, until it closes.
+func (s *idScanner) stepNested(c byte) {
+	switch c {
+	case '"':
+		s.inStr = true
+	case '{', '[':
+		s.depth++
+	case '}', ']':
+		s.depth--
+		if s.depth == 0 {
+			s.endValue(false)
+			s.phase = phAfter
+		}
 	}
 }
 

@@ -53,21 +53,10 @@ value: // a value starts at b[i] (white space skipped)
 			goto next
 		}
 		goto value
-	case 't':
-		if len(b)-i < 4 || b[i+1] != 'r' || b[i+2] != 'u' || b[i+3] != 'e' {
+	case 't', 'f', 'n':
+		if i = scanJSONLiteral(b, i); i < 0 {
 			return false
 		}
-		i += 4
-	case 'f':
-		if len(b)-i < 5 || b[i+1] != 'a' || b[i+2] != 'l' || b[i+3] != 's' || b[i+4] != 'e' {
-			return false
-		}
-		i += 5
-	case 'n':
-		if len(b)-i < 4 || b[i+1] != 'u' || b[i+2] != 'l' || b[i+3] != 'l' {
-			return false
-		}
-		i += 4
 	default:
 		if i = scanJSONNumber(b, i); i < 0 {
 			return false
@@ -83,23 +72,13 @@ next: // a value ended before b[i]
 		return false
 	}
 	c = b[i]
-	if objects[(depth-1)>>6]&(1<<((depth-1)&63)) != 0 {
-		switch c {
-		case ',':
-			i = skipJSONSpace(b, i+1)
-			goto key
-		case '}':
-			i++
-			depth--
-			goto next
-		}
-		return false
-	}
-	switch c {
-	case ',':
+	if inObject := objects[(depth-1)>>6]&(1<<((depth-1)&63)) != 0; c == ',' {
 		i = skipJSONSpace(b, i+1)
+		if inObject {
+			goto key
+		}
 		goto value
-	case ']':
+	} else if inObject && c == '}' || !inObject && c == ']' {
 		i++
 		depth--
 		goto next
@@ -107,17 +86,43 @@ next: // a value ended before b[i]
 	return false
 
 key: // an object key starts at b[i] (white space skipped)
-	if i >= len(b) || b[i] != '"' {
+	if i = scanJSONKey(b, i); i < 0 {
 		return false
+	}
+	goto value
+}
+
+// scanJSONLiteral returns the index after the true, false or null that
+// starts at b[i], or -1.
+func scanJSONLiteral(b []byte, i int) int {
+	var lit string
+	switch b[i] {
+	case 't':
+		lit = "true"
+	case 'f':
+		lit = "false"
+	default:
+		lit = "null"
+	}
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}
+
+// scanJSONKey returns the index of the value after the member name that
+// starts at b[i] and its colon (white space skipped), or -1.
+func scanJSONKey(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
 	}
 	if i = scanJSONString(b, i+1); i < 0 {
-		return false
+		return -1
 	}
 	if i = skipJSONSpace(b, i); i >= len(b) || b[i] != ':' {
-		return false
+		return -1
 	}
-	i = skipJSONSpace(b, i+1)
-	goto value
+	return skipJSONSpace(b, i+1)
 }
 
 // skipJSONSpace returns the index of the first byte at or after i that is
