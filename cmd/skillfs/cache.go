@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/retain"
 	"github.com/skillfs/skillfs/internal/store"
 )
 
@@ -126,7 +127,7 @@ func runCacheList(opts cacheOptions, out io.Writer) error {
 		if id == control.RunDirName {
 			continue // the mounts' sockets, not a server's bytes
 		}
-		fmt.Fprintf(out, "%s\t%s\n", id, humanBytes(dirSize(filepath.Join(st.Root(), id))))
+		fmt.Fprintf(out, "%s\t%s\n", id, humanBytes(retain.DirSize(filepath.Join(st.Root(), id))))
 	}
 	return nil
 }
@@ -184,19 +185,6 @@ func labelOf(id string) string {
 		return id
 	}
 	return id[:i]
-}
-
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 func humanBytes(n int64) string {

@@ -17,7 +17,7 @@ import (
 // module is in it or in testOnly.
 var layers = [][]string{
 	{"cmd/skillfs"},
-	{"fs", "internal/demo", "internal/mcpserve", "internal/integrate"},
+	{"fs", "internal/demo", "internal/mcpserve", "internal/integrate", "internal/retain"},
 	{"internal/vfs", "internal/skillserver"},
 	{"resolver", "internal/store", "internal/render", "internal/control"},
 	{"internal/config", "verify", "internal/control/wire", "resolver/transport", "internal/textdiff"},

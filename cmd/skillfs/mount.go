@@ -21,6 +21,7 @@ import (
 	skfs "github.com/skillfs/skillfs/fs"
 	"github.com/skillfs/skillfs/internal/config"
 	"github.com/skillfs/skillfs/internal/demo"
+	"github.com/skillfs/skillfs/internal/retain"
 	"github.com/skillfs/skillfs/internal/store"
 	"github.com/skillfs/skillfs/internal/vfs"
 )
@@ -267,7 +268,7 @@ func openStore(opts mountOptions, root string, cfg *config.Config, log *slog.Log
 	if memLimit == 0 {
 		memLimit = -1 // store: negative disables
 	}
-	st, err := store.Open(root, mountStoreOptions(cfg.Cache, log, memLimit))
+	st, err := store.Open(root, retain.StoreOptions(cfg.Cache, log, memLimit))
 	if err != nil {
 		return nil, fmt.Errorf("open cache: %w", err)
 	}

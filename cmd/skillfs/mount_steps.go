@@ -9,6 +9,7 @@ import (
 
 	skfs "github.com/skillfs/skillfs/fs"
 	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/retain"
 	"github.com/skillfs/skillfs/internal/store"
 	"github.com/skillfs/skillfs/internal/vfs"
 )
@@ -87,7 +88,7 @@ func startCore(ctx context.Context, opts mountOptions, origins *servers, st *sto
 	if err != nil {
 		return nil, nil, err
 	}
-	cleanCacheAtStart(st, origins.Config.Cache, v, log) // the origins' directories are leased by now
+	retain.AtStart(st, origins.Config.Cache, v, log) // the origins' directories are leased by now
 	vctx, stopOrigins := context.WithCancel(context.WithoutCancel(ctx))
 	wait := v.Start(vctx)
 	return v, func() {
