@@ -18,6 +18,7 @@ import (
 	"github.com/skillfs/skillfs/internal/integrate"
 	"github.com/skillfs/skillfs/internal/mcpserve"
 	"github.com/skillfs/skillfs/internal/render"
+	"github.com/skillfs/skillfs/internal/statefile"
 )
 
 // `skillfs integrate HOST` puts the catalog where an agent host reads it
@@ -310,7 +311,7 @@ func runIntegrate(ctx context.Context, out io.Writer, host string, o integrateOp
 	if !o.write && !o.remove {
 		return showIntegration(out, host, files)
 	}
-	dir, err := stateDir()
+	dir, err := statefile.Dir()
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/skillfs/skillfs/internal/config"
 	"github.com/skillfs/skillfs/internal/demo"
 	"github.com/skillfs/skillfs/internal/retain"
+	"github.com/skillfs/skillfs/internal/statefile"
 	"github.com/skillfs/skillfs/internal/store"
 	"github.com/skillfs/skillfs/internal/vfs"
 )
@@ -203,7 +204,7 @@ func runMount(ctx context.Context, opts mountOptions, mountpoint string) error {
 		return &exitError{code: exitMount, err: err}
 	}
 	isLive.Store(true)
-	removePid, err := writePidFile(opts.pidFile)
+	removePid, err := statefile.WritePid(opts.pidFile)
 	if err != nil {
 		live.Unmount()
 		return usageError(err)

@@ -10,6 +10,7 @@ import (
 	skfs "github.com/skillfs/skillfs/fs"
 	"github.com/skillfs/skillfs/internal/config"
 	"github.com/skillfs/skillfs/internal/retain"
+	"github.com/skillfs/skillfs/internal/statefile"
 	"github.com/skillfs/skillfs/internal/store"
 	"github.com/skillfs/skillfs/internal/vfs"
 )
@@ -19,13 +20,13 @@ import (
 
 // openLogs opens --log-file, if any, as opts' log output, and makes the
 // mount's logger.
-func openLogs(opts *mountOptions) (*slog.Logger, *logFile, func(), error) {
-	var logs *logFile
+func openLogs(opts *mountOptions) (*slog.Logger, *statefile.LogFile, func(), error) {
+	var logs *statefile.LogFile
 	closeLogs := func() {}
 	if opts.logFile != "" {
-		lf, err := openLogFile(opts.logFile)
+		lf, err := statefile.OpenLog(opts.logFile)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, usageError(fmt.Errorf("--log-file: %w", err))
 		}
 		logs, opts.logOut, closeLogs = lf, lf, func() { lf.Close() }
 	}

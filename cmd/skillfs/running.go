@@ -13,6 +13,7 @@ import (
 
 	skfs "github.com/skillfs/skillfs/fs"
 	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/statefile"
 	"github.com/skillfs/skillfs/internal/vfs"
 )
 
@@ -23,7 +24,7 @@ type running struct {
 	mnt     string
 	opts    mountOptions
 	log     *slog.Logger
-	logs    *logFile // --log-file, or nil
+	logs    *statefile.LogFile // --log-file, or nil
 	sd      *notifier
 	origins *servers
 	// sigs receives SIGHUP and SIGUSR1 from before the ready line on
@@ -130,7 +131,7 @@ func (m *running) hangup(ctx context.Context) chan struct{} {
 		defer close(done)
 		if m.logs != nil {
 			if err := m.logs.Reopen(); err != nil {
-				m.log.Error("SIGHUP: could not reopen the log file; still writing to the old one", "path", m.logs.path, "err", err)
+				m.log.Error("SIGHUP: could not reopen the log file; still writing to the old one", "path", m.logs.Path(), "err", err)
 			}
 		}
 		m.reload(ctx)

@@ -1,4 +1,4 @@
-package main
+package statefile
 
 import (
 	"regexp"
@@ -17,19 +17,19 @@ func TestMountNameIsPasteable(t *testing.T) {
 		"/", "/.hidden/mnt", "/home/me/my skills", "/home/me/$(rm -rf ~)", "/home/me/é\\x2d",
 		"/" + strings.Repeat("long/", 100),
 	} {
-		name := mountName(mnt)
+		name := MountName(mnt)
 		if !safe.MatchString(name) || len(name+".log") > 255 {
-			t.Errorf("mountName(%q) = %q: not a pasteable file name", mnt, name)
+			t.Errorf("MountName(%q) = %q: not a pasteable file name", mnt, name)
 		}
 		if other, ok := seen[name]; ok {
-			t.Errorf("mountName gives %q for both %q and %q", name, other, mnt)
+			t.Errorf("MountName gives %q for both %q and %q", name, other, mnt)
 		}
 		seen[name] = mnt
 	}
-	if got := mountName("/root/.cache/mcp-skills"); !strings.HasPrefix(got, "root-.cache-mcp-skills-") {
-		t.Errorf("mountName(/root/.cache/mcp-skills) = %q, want the path readable in it", got)
+	if got := MountName("/root/.cache/mcp-skills"); !strings.HasPrefix(got, "root-.cache-mcp-skills-") {
+		t.Errorf("MountName(/root/.cache/mcp-skills) = %q, want the path readable in it", got)
 	}
-	if mountName("/x/y/") != mountName("/x/y") {
+	if MountName("/x/y/") != MountName("/x/y") {
 		t.Errorf("a trailing slash changes the name")
 	}
 }

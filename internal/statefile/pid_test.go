@@ -1,4 +1,4 @@
-package main
+package statefile
 
 import (
 	"os"
@@ -19,7 +19,7 @@ func TestPidFileReplacesOnlyAStaleOneOfOurs(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(path, []byte(strconv.Itoa(dead.Process.Pid)+"\n"), 0o644)
-	remove, err := writePidFile(path)
+	remove, err := WritePid(path)
 	if err != nil {
 		t.Fatalf("over a stale pid file: %v", err)
 	}
@@ -32,7 +32,7 @@ func TestPidFileReplacesOnlyAStaleOneOfOurs(t *testing.T) {
 	}
 
 	os.WriteFile(path, []byte(strconv.Itoa(os.Getppid())+"\n"), 0o644)
-	if _, err := writePidFile(path); err == nil || !strings.Contains(err.Error(), "which is running") {
+	if _, err := WritePid(path); err == nil || !strings.Contains(err.Error(), "which is running") {
 		t.Errorf("over a live pid file: %v", err)
 	}
 	os.Remove(path)
@@ -40,16 +40,16 @@ func TestPidFileReplacesOnlyAStaleOneOfOurs(t *testing.T) {
 	victim := filepath.Join(dir, "victim")
 	os.WriteFile(victim, []byte("keep\n"), 0o600)
 	os.Symlink(victim, path)
-	if _, err := writePidFile(path); err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+	if _, err := WritePid(path); err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
 		t.Errorf("over a link: %v", err)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "keep\n" {
 		t.Errorf("victim: %q", b)
 	}
-	if err := checkPidPath(path); err == nil {
-		t.Error("checkPidPath accepted a link")
+	if err := CheckPidPath(path); err == nil {
+		t.Error("CheckPidPath accepted a link")
 	}
-	if _, err := openLogFile(path); err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+	if _, err := OpenLog(path); err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
 		t.Errorf("log file through a link: %v", err)
 	}
 }
