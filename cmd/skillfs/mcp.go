@@ -2,24 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"path"
-	"path/filepath"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillfs/skillfs/internal/config"
 	"github.com/skillfs/skillfs/internal/control"
-	"github.com/skillfs/skillfs/internal/control/wire"
 	"github.com/skillfs/skillfs/internal/mcpserve"
-	"github.com/skillfs/skillfs/internal/skill"
 	"github.com/skillfs/skillfs/internal/vfs"
 )
 
@@ -118,7 +108,7 @@ func runMCP(ctx context.Context, opts mcpOptions) error {
 	}
 	origins.IdentityKey = st.IdentityKey
 	if opts.attach == "auto" {
-		if c := findSameMount(ctx, root, origins.Config, log); c != nil {
+		if c := mcpserve.FindSameMount(ctx, root, origins.Config, log); c != nil {
 			st.Close()
 			return serveAttached(ctx, c, log)
 		}
@@ -133,7 +123,7 @@ func runMCP(ctx context.Context, opts mcpOptions) error {
 	if !waitReady(ctx, v, opts.startupTimeout, log) {
 		return nil
 	}
-	srv, err := mcpserve.New(ctx, coreTree{v}, mcpserve.Options{Version: versionString(), Logger: log, Skills: coreTree{v}})
+	srv, err := mcpserve.New(ctx, mcpserve.CoreTree{V: v}, mcpserve.Options{Version: versionString(), Logger: log, Skills: mcpserve.CoreTree{V: v}})
 	if err != nil {
 		return err
 	}
@@ -150,178 +140,10 @@ func serveAttached(ctx context.Context, c *control.Client, log *slog.Logger) err
 		return err
 	}
 	defer tree.Close()
-	srv, err := mcpserve.New(ctx, tree, mcpserve.Options{Version: versionString(), Logger: log, Root: mnt, Skills: &mountSkills{c: c}})
+	srv, err := mcpserve.New(ctx, tree, mcpserve.Options{Version: versionString(), Logger: log, Root: mnt, Skills: &mcpserve.MountSkills{C: c}})
 	if err != nil {
 		return fmt.Errorf("the mount at %s: %w", mnt, err)
 	}
 	log.Info("serving MCP on stdio, attached to the running mount", "path", mnt)
 	return srv.ServeStdio(ctx)
-}
-
-// findSameMount returns the directory of a live mount that serves the same
-// servers (labels and keyed identities, which cover command, URL, env and
-// headers) from the same cache, or "" when there is none.
-func findSameMount(ctx context.Context, root string, cfg *config.Config, log *slog.Logger) *control.Client {
-	want := originKeys(cfg)
-	clients, _ := control.Clients(control.Dirs(root))
-	var found []*control.Client
-	for _, c := range clients {
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		rep, err := c.Status(sctx)
-		cancel()
-		if err != nil {
-			log.Debug("a running mount did not answer; not attaching to it", "path", c.Mountpoint, "err", err)
-			continue
-		}
-		if filepath.Clean(rep.Mount.CacheDir) != filepath.Clean(root) || rep.State == wire.MountStarting {
-			continue
-		}
-		var got []string
-		for _, s := range rep.Servers {
-			got = append(got, s.Label+"\x00"+s.ID)
-		}
-		slices.Sort(got)
-		if slices.Equal(got, want) {
-			found = append(found, c)
-		}
-	}
-	if len(found) == 0 {
-		return nil
-	}
-	slices.SortFunc(found, func(a, b *control.Client) int { return strings.Compare(a.Mountpoint, b.Mountpoint) })
-	if len(found) > 1 {
-		log.Info("more than one mount serves this config; attaching to the first", "path", found[0].Mountpoint, "mounts", len(found))
-	}
-	return found[0]
-}
-
-// mountSkills are a running mount's placed skills, as its control socket
-// describes them (index rows, then each skill's inspection), for the
-// SEP-2640 face in attach mode. An answer is kept for mountSkillsFor, so
-// that a client paging through skills/list and reading files does not ask
-// the mount about every skill for every request.
-type mountSkills struct {
-	c    *control.Client
-	mu   sync.Mutex
-	at   time.Time
-	last []mcpserve.Skill
-}
-
-const mountSkillsFor = 2 * time.Second
-
-func (m *mountSkills) Skills(ctx context.Context) ([]mcpserve.Skill, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.last != nil && time.Since(m.at) < mountSkillsFor {
-		return m.last, nil
-	}
-	rows, err := m.c.Skills(ctx, "")
-	if err != nil {
-		return nil, fmt.Errorf("ask the mount at %s for its skills: %w", m.c.Mountpoint, err)
-	}
-	out := []mcpserve.Skill{}
-	for _, r := range rows {
-		if r.State != wire.SkillAvailable && r.State != wire.SkillFailed {
-			continue // pending, rejected, removed, and dynamic (unverified)
-		}
-		ins, err := m.c.Inspect(ctx, wire.SkillRef{Origin: r.Origin, URI: r.URI})
-		if err != nil {
-			return nil, fmt.Errorf("ask the mount at %s about %s: %w", m.c.Mountpoint, r.URI, err)
-		}
-		e, err := skill.ParseEntry(ins.Entry)
-		if err != nil || len(ins.Files) != len(e.Resources) {
-			return nil, fmt.Errorf("the mount at %s describes %s oddly (%v)", m.c.Mountpoint, r.URI, err)
-		}
-		sk := mcpserve.Skill{Label: r.Origin, Entry: e}
-		for i, f := range ins.Files {
-			sk.Files = append(sk.Files, f.Path)
-			if e.Resources[i].URI == e.URI {
-				sk.Path = f.Path
-			}
-		}
-		if sk.Path == "" {
-			sk.Path = path.Join(r.Path, "SKILL.md")
-		}
-		out = append(out, sk)
-	}
-	m.last, m.at = out, time.Now()
-	return out, nil
-}
-
-func originKeys(cfg *config.Config) []string {
-	var out []string
-	for _, o := range cfg.Origins {
-		out = append(out, o.Label+"\x00"+o.ID())
-	}
-	slices.Sort(out)
-	return out
-}
-
-// coreTree is the mount's core as mcpserve reads it.
-type coreTree struct{ v *vfs.Core }
-
-func (t coreTree) Stat(ctx context.Context, p string) (mcpserve.Info, error) {
-	a, err := t.v.Stat(ctx, p)
-	if err != nil {
-		return mcpserve.Info{}, treeErr(err)
-	}
-	return infoOf(path.Base(p), a), nil
-}
-
-func (t coreTree) ReadDir(ctx context.Context, p string) ([]mcpserve.Info, error) {
-	ents, err := t.v.ReadDir(ctx, p)
-	if err != nil {
-		return nil, treeErr(err)
-	}
-	out := make([]mcpserve.Info, 0, len(ents))
-	for _, e := range ents {
-		in := mcpserve.Info{Name: e.Name, Dir: e.Kind == vfs.KindDir, Size: -1}
-		if !in.Dir {
-			// A file's attributes are in memory: no fetch.
-			if a, err := t.v.Stat(ctx, path.Join(p, e.Name)); err == nil {
-				in = infoOf(e.Name, a)
-			}
-		}
-		out = append(out, in)
-	}
-	return out, nil
-}
-
-func (t coreTree) ReadFile(ctx context.Context, p string) ([]byte, error) {
-	b, err := t.v.ReadFile(ctx, p)
-	if err != nil {
-		return nil, treeErr(err)
-	}
-	return b, nil
-}
-
-// Skills are the skills the core places, for the SEP-2640 face.
-func (t coreTree) Skills(context.Context) ([]mcpserve.Skill, error) {
-	placed := t.v.PlacedSkills()
-	out := make([]mcpserve.Skill, 0, len(placed))
-	for _, p := range placed {
-		out = append(out, mcpserve.Skill{Label: p.Label, Path: p.Path, Entry: p.Entry, Files: p.Files})
-	}
-	return out, nil
-}
-
-func infoOf(name string, a vfs.Attr) mcpserve.Info {
-	in := mcpserve.Info{Name: name, Dir: a.Kind == vfs.KindDir, Size: a.Size}
-	if in.Dir || a.Volatile {
-		in.Size = -1
-	}
-	return in
-}
-
-// treeErr maps the core's errors to a Tree's.
-func treeErr(err error) error {
-	switch {
-	case errors.Is(err, vfs.ErrNotExist):
-		return fs.ErrNotExist
-	case errors.Is(err, vfs.ErrNotDir):
-		return mcpserve.ErrNotDir
-	case errors.Is(err, vfs.ErrIsDir):
-		return mcpserve.ErrIsDir
-	}
-	return err
 }
