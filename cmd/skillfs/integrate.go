@@ -1,13 +1,10 @@
 package main
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,8 +135,8 @@ func (o integrateOptions) checkFlags(host string) error {
 	if o.claudeImport && host != "claude-code" {
 		return usageError(errors.New("integrate: --import is for claude-code"))
 	}
-	if o.mcp && (o.claudeImport || !slices.Contains(mcpHosts, host)) {
-		return usageError(fmt.Errorf("integrate: --mcp is for %s, without --import", strings.Join(mcpHosts, ", ")))
+	if o.mcp && (o.claudeImport || !slices.Contains(integrate.MCPHosts, host)) {
+		return usageError(fmt.Errorf("integrate: --mcp is for %s, without --import", strings.Join(integrate.MCPHosts, ", ")))
 	}
 	if o.configPath != "" && !o.mcp {
 		return usageError(errors.New("integrate: --config is the config `skillfs mcp` is given: it goes with --mcp"))
@@ -148,137 +145,36 @@ func (o integrateOptions) checkFlags(host string) error {
 }
 
 // integrationFiles are the files host reads and what skillfs puts in each
-// (no parts when removing). mnt is the mount's absolute path ("" when
-// removing).
+// (no parts when removing), as integrate.Files makes them from o.
 func integrationFiles(ctx context.Context, host string, o integrateOptions, home string) ([]integrate.File, error) {
-	switch {
-	case o.remove:
-		files, err := mountIntegrationFiles(ctx, host, o, home)
-		if err != nil {
-			return nil, err
-		}
-		more, err := mcpIntegrationFiles(host, o, home)
-		return append(files, more...), err
-	case o.mcp:
-		return mcpIntegrationFiles(host, o, home)
+	claudeDir := os.Getenv("CLAUDE_CONFIG_DIR")
+	if host == "claude-code" && claudeDir != "" && !filepath.IsAbs(claudeDir) {
+		return nil, usageError(fmt.Errorf("integrate: CLAUDE_CONFIG_DIR=%s is not an absolute path: Claude Code's settings folder cannot be found from it", claudeDir))
 	}
-	return mountIntegrationFiles(ctx, host, o, home)
-}
-
-// mountIntegrationFiles are integrationFiles of the forms that point the
-// host at a mount.
-func mountIntegrationFiles(ctx context.Context, host string, o integrateOptions, home string) ([]integrate.File, error) {
-	switch host {
-	case "claude-code":
-		return claudeMountFiles(ctx, host, o, home)
-	case "gemini":
-		return geminiMountFiles(ctx, host, o, home)
-	case "codex":
-		return codexMountFiles(ctx, host, o, home)
-	case "cursor":
-		return cursorMountFiles(ctx, host, o)
-	}
-	return nil, nil
-}
-
-// claudeMountFiles are Claude Code's mountIntegrationFiles: the hook (or
-// with --import the CLAUDE.md line) and the Read rule for the mount, and
-// .claude.json, whose MCP server a write takes out.
-func claudeMountFiles(ctx context.Context, host string, o integrateOptions, home string) ([]integrate.File, error) {
-	dir := cmp.Or(os.Getenv("CLAUDE_CONFIG_DIR"), filepath.Join(home, ".claude"))
-	if !filepath.IsAbs(dir) {
-		return nil, usageError(fmt.Errorf("integrate: CLAUDE_CONFIG_DIR=%s is not an absolute path: Claude Code's settings folder cannot be found from it", dir))
-	}
-	settings := integrate.File{Host: host, Path: filepath.Join(dir, "settings.json"), Kind: integrate.JSON}
-	claudeMD := integrate.File{Host: host, Path: filepath.Join(dir, "CLAUDE.md"), Kind: integrate.Markdown}
-	if !o.remove {
-		mnt, err := o.mountPath(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if o.claudeImport {
-			// A bare line, absolute: Claude Code imports it so.
-			claudeMD.Parts = []integrate.Part{{Block: "Skills served over MCP, mounted by skillfs (each names its server; see the file):\n@" +
-				filepath.Join(mnt, render.MetaDir, render.CatalogFile) + "\n"}}
-		} else {
-			cmd, err := o.hookCommand(mnt)
+	project := o.project
+	if host == "cursor" {
+		if project == "" {
+			wd, err := os.Getwd()
 			if err != nil {
 				return nil, err
 			}
-			settings.Parts = []integrate.Part{{Hook: cmd}}
+			project = wd
 		}
-		// "//" starts an absolute path in Claude Code's rules; a Read
-		// rule covers its Glob and Grep tools too.
-		settings.Parts = append(settings.Parts, integrate.Part{List: []string{"permissions", "allow"}, Value: "Read(/" + mnt + "/**)"})
-	}
-	files := []integrate.File{settings, claudeMD}
-	if !o.remove {
-		// The other form's file: its MCP server goes.
-		files = append(files, integrate.File{Host: host, Path: claudeJSON(dir, home), Kind: integrate.JSON})
-	}
-	return files, nil
-}
-
-// geminiMountFiles are Gemini CLI's mountIntegrationFiles: the catalog in
-// GEMINI.md and the mount in settings.json's includeDirectories.
-func geminiMountFiles(ctx context.Context, host string, o integrateOptions, home string) ([]integrate.File, error) {
-	gm := integrate.File{Host: host, Path: filepath.Join(home, ".gemini", "GEMINI.md"), Kind: integrate.Markdown}
-	settings := integrate.File{Host: host, Path: filepath.Join(home, ".gemini", "settings.json"), Kind: integrate.JSON}
-	if !o.remove {
-		body, mnt, err := o.snapshot(ctx, host)
+		abs, err := filepath.Abs(project)
 		if err != nil {
 			return nil, err
 		}
-		gm.Parts = []integrate.Part{{Block: body}}
-		settings.Parts = []integrate.Part{{List: []string{"context", "includeDirectories"}, Value: mnt}}
+		project = abs
 	}
-	return []integrate.File{gm, settings}, nil
-}
-
-// codexMountFiles are Codex's mountIntegrationFiles: the catalog in
-// AGENTS.md, and config.toml, whose MCP server a write takes out.
-func codexMountFiles(ctx context.Context, host string, o integrateOptions, home string) ([]integrate.File, error) {
-	dir := cmp.Or(os.Getenv("CODEX_HOME"), filepath.Join(home, ".codex"))
-	f := integrate.File{Host: host, Path: filepath.Join(dir, "AGENTS.md"), Kind: integrate.Markdown}
-	if !o.remove {
-		body, _, err := o.snapshot(ctx, host)
-		if err != nil {
-			return nil, err
-		}
-		f.Parts = []integrate.Part{{Block: body}}
-	}
-	files := []integrate.File{f}
-	if !o.remove {
-		// The other form's file: its MCP server goes.
-		files = append(files, integrate.File{Host: host, Path: filepath.Join(dir, "config.toml"), Kind: integrate.TOML})
-	}
-	return files, nil
-}
-
-// cursorMountFiles are Cursor's mountIntegrationFiles: the project's rule
-// holding the catalog.
-func cursorMountFiles(ctx context.Context, host string, o integrateOptions) ([]integrate.File, error) {
-	project := o.project
-	if project == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		project = wd
-	}
-	abs, err := filepath.Abs(project)
-	if err != nil {
-		return nil, err
-	}
-	f := integrate.File{Host: host, Path: filepath.Join(abs, ".cursor", "rules", "skillfs.mdc"), Kind: integrate.Whole}
-	if !o.remove {
-		body, _, err := o.snapshot(ctx, host)
-		if err != nil {
-			return nil, err
-		}
-		f.Parts = []integrate.Part{{Block: "---\ndescription: Skills served over MCP, mounted by skillfs\nalwaysApply: true\n---\n\n" + integrate.Mark(host) + "\n\n" + body}}
-	}
-	return []integrate.File{f}, nil
+	return integrate.Files(integrate.Setup{
+		Host: host, Home: home, ClaudeConfigDir: claudeDir, CodexHome: os.Getenv("CODEX_HOME"), Project: project,
+		Tools:  []string{mcpserve.ToolList, mcpserve.ToolRead},
+		Remove: o.remove, MCP: o.mcp, Import: o.claudeImport,
+		Mount:    func() (string, error) { return o.mountPath(ctx) },
+		Snapshot: func() (string, string, error) { return o.snapshot(ctx, host) },
+		Hook:     o.hookCommand,
+		Command:  o.mcpCommand,
+	})
 }
 
 func runIntegrate(ctx context.Context, out io.Writer, host string, o integrateOptions) error {
@@ -415,103 +311,6 @@ func (o integrateOptions) snapshot(ctx context.Context, host string) (string, st
 	}
 	return string(cat) + "\nThe live catalog is " + filepath.Join(mnt, render.MetaDir, render.CatalogFile) +
 		"; this copy was written by `skillfs integrate " + host + " --write`, run again when skills change.\n", mnt, nil
-}
-
-// mcpHosts are the hosts `integrate --mcp` registers skillfs mcp with.
-var mcpHosts = []string{"claude-code", "codex", "gemini", "cursor"}
-
-// mcpServerName is the name the hosts know skillfs mcp by: Claude Code's
-// tools are then mcp__skillfs__read_skill_file and so on.
-const mcpServerName = "skillfs"
-
-// claudeJSON is Claude Code's user-scope state and MCP config: .claude.json
-// in the home directory, or in CLAUDE_CONFIG_DIR when that is set.
-func claudeJSON(configDir, home string) string {
-	if os.Getenv("CLAUDE_CONFIG_DIR") != "" {
-		return filepath.Join(configDir, ".claude.json")
-	}
-	return filepath.Join(home, ".claude.json")
-}
-
-// mcpIntegrationFiles are the files that register skillfs mcp with host
-// (their parts empty when removing), and the files of the mount's form
-// that a --mcp write empties.
-func mcpIntegrationFiles(host string, o integrateOptions, home string) ([]integrate.File, error) {
-	var server map[string]any
-	if !o.remove {
-		cmd, args, err := o.mcpCommand()
-		if err != nil {
-			return nil, err
-		}
-		server = map[string]any{"command": cmd, "args": args}
-	}
-	member := func(f integrate.File, extra map[string]any) integrate.File {
-		if server == nil {
-			return f
-		}
-		v := maps.Clone(server)
-		maps.Copy(v, extra)
-		b, _ := json.Marshal(v)
-		f.Parts = append(f.Parts, integrate.Part{Member: []string{"mcpServers", mcpServerName}, JSON: b})
-		return f
-	}
-	switch host {
-	case "claude-code":
-		dir := cmp.Or(os.Getenv("CLAUDE_CONFIG_DIR"), filepath.Join(home, ".claude"))
-		if !filepath.IsAbs(dir) {
-			return nil, usageError(fmt.Errorf("integrate: CLAUDE_CONFIG_DIR=%s is not an absolute path: Claude Code's settings folder cannot be found from it", dir))
-		}
-		state := member(integrate.File{Host: host, Path: claudeJSON(dir, home), Kind: integrate.JSON}, map[string]any{"type": "stdio", "env": map[string]any{}})
-		if o.remove {
-			return []integrate.File{state}, nil
-		}
-		// In -p mode an MCP tool needs an allow rule; these name the two
-		// read tools only.
-		settings := integrate.File{Host: host, Path: filepath.Join(dir, "settings.json"), Kind: integrate.JSON}
-		for _, tool := range []string{mcpserve.ToolList, mcpserve.ToolRead} {
-			settings.Parts = append(settings.Parts, integrate.Part{List: []string{"permissions", "allow"}, Value: "mcp__" + mcpServerName + "__" + tool})
-		}
-		claudeMD := integrate.File{Host: host, Path: filepath.Join(dir, "CLAUDE.md"), Kind: integrate.Markdown}
-		return []integrate.File{state, settings, claudeMD}, nil
-	case "gemini":
-		// The mount's form keeps GEMINI.md's block and includeDirectories
-		// in settings.json: a --mcp write takes them out.
-		settings := member(integrate.File{Host: host, Path: filepath.Join(home, ".gemini", "settings.json"), Kind: integrate.JSON}, map[string]any{"trust": true})
-		if o.remove {
-			return nil, nil // the mount's form lists settings.json, with no parts
-		}
-		gm := integrate.File{Host: host, Path: filepath.Join(home, ".gemini", "GEMINI.md"), Kind: integrate.Markdown}
-		return []integrate.File{gm, settings}, nil
-	case "codex":
-		dir := cmp.Or(os.Getenv("CODEX_HOME"), filepath.Join(home, ".codex"))
-		conf := integrate.File{Host: host, Path: filepath.Join(dir, "config.toml"), Kind: integrate.TOML}
-		if server == nil {
-			return []integrate.File{conf}, nil
-		}
-		var b strings.Builder
-		b.WriteString("[mcp_servers." + mcpServerName + "]\ncommand = " + tomlString(server["command"].(string)) + "\nargs = [")
-		for i, a := range server["args"].([]string) {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(tomlString(a))
-		}
-		b.WriteString("]\n")
-		conf.Parts = []integrate.Part{{Block: b.String()}}
-		return []integrate.File{{Host: host, Path: filepath.Join(dir, "AGENTS.md"), Kind: integrate.Markdown}, conf}, nil
-	case "cursor":
-		return []integrate.File{member(integrate.File{Host: host, Path: filepath.Join(home, ".cursor", "mcp.json"), Kind: integrate.JSON}, nil)}, nil
-	}
-	return nil, nil
-}
-
-// tomlString is s as a TOML basic string: JSON's escapes are TOML's.
-func tomlString(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // mcpCommand is how a host runs skillfs mcp: this binary by its absolute
