@@ -20,7 +20,7 @@ var layers = [][]string{
 	{"fs", "internal/demo", "internal/mcpserve", "internal/integrate", "internal/retain"},
 	{"internal/vfs", "internal/skillserver"},
 	{"resolver", "internal/store", "internal/render", "internal/control"},
-	{"internal/config", "verify", "internal/control/wire", "resolver/transport", "internal/textdiff", "internal/statefile"},
+	{"internal/config", "verify", "internal/control/wire", "resolver/transport", "internal/textdiff", "internal/statefile", "internal/manpage"},
 	{"internal/skill"},
 }
 
