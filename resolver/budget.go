@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -15,9 +16,13 @@ const budgetSlices = 64
 // is forgotten window after its last charge — never sooner — so a server
 // gets at most limit bytes per window out of skillfs, for as long as the
 // mount lives, and honest use never runs out for good.
+//
+// A budget is safe for concurrent use.
 type budget struct {
 	limit  int64
 	window time.Duration
+
+	mu     sync.Mutex
 	slices []budgetSlice // oldest first
 	nextID uint64
 }
@@ -32,7 +37,7 @@ func newBudget(limit int64, window time.Duration) *budget {
 	return &budget{limit: limit, window: window}
 }
 
-// expire drops the slices whose window has passed.
+// expire drops the slices whose window has passed; b.mu is held.
 func (b *budget) expire(now time.Time) {
 	i := 0
 	for i < len(b.slices) && !now.Before(b.slices[i].last.Add(b.window)) {
@@ -45,6 +50,12 @@ func (b *budget) expire(now time.Time) {
 
 // used is the bytes charged in the window ending at now.
 func (b *budget) used(now time.Time) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.usedLocked(now)
+}
+
+func (b *budget) usedLocked(now time.Time) int64 {
 	b.expire(now)
 	var n int64
 	for _, s := range b.slices {
@@ -57,14 +68,17 @@ func (b *budget) used(now time.Time) int64 {
 // pass the limit (or the limit is already reached, for n == 0). It returns
 // the charge's slice, for settle.
 func (b *budget) take(now time.Time, n int64) (uint64, error) {
-	used := b.used(now)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	used := b.usedLocked(now)
 	if b.limit > 0 && (used >= b.limit || used+n > b.limit) {
 		return 0, fmt.Errorf("%w: %d of %d bytes used in the last %v, %d more asked", ErrOverBudget, used, b.limit, b.window, n)
 	}
 	return b.charge(now, n), nil
 }
 
-// charge adds n bytes at now, to the newest slice while it is young enough.
+// charge adds n bytes at now, to the newest slice while it is young
+// enough; b.mu is held.
 func (b *budget) charge(now time.Time, n int64) uint64 {
 	if k := len(b.slices); k > 0 && now.Sub(b.slices[k-1].first) < b.window/budgetSlices {
 		s := &b.slices[k-1]
@@ -84,6 +98,8 @@ func (b *budget) charge(now time.Time, n int64) uint64 {
 // charged at now (they arrived now); an unused reservation is given back
 // to its slice, if the slice is still in the window.
 func (b *budget) settle(now time.Time, id uint64, reserved, got int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	switch d := got - reserved; {
 	case d > 0:
 		b.charge(now, d)

@@ -52,12 +52,12 @@ func (o *Session) fetch(ctx context.Context, r skill.Resource, acct *budget) (_ 
 		// when they arrive.
 		reserve = 0
 	}
-	slice, err := o.reserve(acct, reserve)
+	slice, err := acct.take(o.now(), reserve)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", r.URI, err)
 	}
 	b, err := o.read(ctx, r.URI, cap)
-	o.settle(acct, slice, reserve, int64(len(b)))
+	acct.settle(o.now(), slice, reserve, int64(len(b)))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", r.URI, err)
 	}
@@ -127,21 +127,6 @@ func textBytes(s string) []byte {
 		return []byte{}
 	}
 	return unsafe.Slice(unsafe.StringData(s), len(s))
-}
-
-// reserve takes n bytes of one of the origin's budgets (acct), or fails
-// with ErrOverBudget.
-func (o *Session) reserve(acct *budget, n int64) (uint64, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return acct.take(o.now(), n)
-}
-
-// settle replaces a reservation with the bytes actually received.
-func (o *Session) settle(acct *budget, slice uint64, reserved, got int64) {
-	o.mu.Lock()
-	acct.settle(o.now(), slice, reserved, got)
-	o.mu.Unlock()
 }
 
 // go-sdk v1.8.0 keeps every resources/read result of a 2026-07-28 session

@@ -145,7 +145,8 @@ func keepInstructions(s string) string {
 // instructions name that the listing did not carry, within the listing's
 // caps: the one that would cross a cap is not held, and no further one is
 // asked for.
-func (o *Session) confirmNamed(ctx context.Context, l *lister) {
+func (l *lister) confirmNamed(ctx context.Context) {
+	o := l.o
 	o.mu.Lock()
 	named, cut := o.named, o.namedCut
 	o.mu.Unlock()

@@ -101,14 +101,14 @@ func (o *Session) enumerate(ctx context.Context, cs *mcp.ClientSession) (*Catalo
 	defer cancel()
 	cat := &Catalog{CacheScope: ScopePublic}
 	l := &lister{o: o, cat: cat, byURI: map[string]int{}, conflicted: map[string]bool{}}
-	if err := o.listPages(ctx, lctx, cs, l); err != nil {
+	if err := l.listPages(ctx, lctx, cs); err != nil {
 		return nil, err
 	}
 	if cat.Truncated != "" {
 		o.log.Warn("skills/list truncated", "op", "list", "err", cat.Truncated)
 	}
-	o.confirmPins(lctx, l)
-	o.confirmNamed(lctx, l)
+	l.confirmPins(lctx)
+	l.confirmNamed(lctx)
 	l.compact()
 	cat.Resources, cat.Bytes = l.resources, l.bytes
 	if cat.CacheScope == ScopePrivate && o.cfg.Shared {
@@ -124,8 +124,8 @@ func (o *Session) enumerate(ctx context.Context, cs *mcp.ClientSession) (*Catalo
 // the last page, a cap, a repeated cursor or a failed page; a listing that
 // stops early says why in l.cat.Truncated. Only a first page that fails is
 // an error.
-func (o *Session) listPages(ctx, lctx context.Context, cs *mcp.ClientSession, l *lister) error {
-	cat := l.cat
+func (l *lister) listPages(ctx, lctx context.Context, cs *mcp.ClientSession) error {
+	o, cat := l.o, l.cat
 	seenCursors := map[string]bool{}
 	cursor := ""
 	call := func(ctx context.Context, cursor string) (*listResult, error) {
@@ -153,7 +153,7 @@ func (o *Session) listPages(ctx, lctx context.Context, cs *mcp.ClientSession, l 
 			res, err = call(lctx, cursor)
 		}
 		if err != nil {
-			return o.pageFailed(ctx, lctx, cat, page, err)
+			return l.pageFailed(ctx, lctx, page, err)
 		}
 		cat.noteAnswer(page, res)
 		if next := res.NextCursor; next != "" && page+1 < o.limits.MaxListPages && !seenCursors[next] && l.cannotReachCap(res.Skills) {
@@ -182,7 +182,8 @@ func (o *Session) listPages(ctx, lctx context.Context, cs *mcp.ClientSession, l 
 
 // pageFailed is what a page that failed with err means: the listing fails
 // when it was the first page (page 0), and otherwise ends, truncated.
-func (o *Session) pageFailed(ctx, lctx context.Context, cat *Catalog, page int, err error) error {
+func (l *lister) pageFailed(ctx, lctx context.Context, page int, err error) error {
+	o, cat := l.o, l.cat
 	if lctx.Err() != nil && ctx.Err() == nil {
 		if page == 0 {
 			return fmt.Errorf("skills/list: %w: no answer within %v", ErrTimeout, o.limits.ListTimeout)
@@ -426,8 +427,8 @@ func rawURI(raw json.RawMessage) string {
 }
 
 // confirmPins calls skills/get for each pinned URI the listing did not carry.
-func (o *Session) confirmPins(ctx context.Context, l *lister) {
-	cat := l.cat
+func (l *lister) confirmPins(ctx context.Context) {
+	o, cat := l.o, l.cat
 	for _, pin := range o.cfg.Pin {
 		u, err := verify.ParseURI(pin)
 		if err != nil {
