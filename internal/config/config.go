@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -236,6 +235,7 @@ func parse(data []byte, path, baseDir string, getenv func(string) (string, bool)
 		return nil, err
 	}
 	p := &parser{file: path, baseDir: baseDir, getenv: getenv, deadline: deadline, errs: errorList{file: file}}
+	p.get = fields{baseDir: baseDir, getenv: getenv, errs: &p.errs}
 	cfg := p.config(root)
 	if err := p.errs.err(); err != nil {
 		return nil, err
@@ -274,6 +274,7 @@ type parser struct {
 	// began).
 	deadline time.Time
 	errs     errorList
+	get      fields // reads values into errs
 }
 
 // rawServer is one entry of mcpServers or servers, before parsing.
@@ -352,17 +353,17 @@ func (p *parser) server(r rawServer) (o Origin, ok bool) {
 	// "disabled": true is Claude Code's and Cline's; "enabled": false is
 	// opencode's. Either skips the server without checking the rest, which
 	// may well name variables that are not set.
-	if b, set := p.boolean(v, r.path, "disabled"); set && b {
+	if b, set := p.get.boolean(v, r.path, "disabled"); set && b {
 		return o, false
 	}
-	if b, set := p.boolean(v, r.path, "enabled"); set && !b {
+	if b, set := p.get.boolean(v, r.path, "enabled"); set && !b {
 		return o, false
 	}
 	if err := ValidLabel(r.label); err != nil {
 		le := err.(*LabelError)
 		p.errs.add(r.path, le.Fix(), "label %q %s", r.label, le.Problem)
 	}
-	p.unknownKeys(v, r.path)
+	p.get.unknownKeys(v, r.path)
 	o = Origin{Label: r.label, Limits: DefaultLimits()}
 
 	urlKey := p.urlKey(v, r.path)
@@ -371,20 +372,6 @@ func (p *parser) server(r rawServer) (o Origin, ok bool) {
 	o.Kind, typ = p.serverKind(v, r.path, hasCommand, urlKey)
 	p.transport(v, r.path, &o, typ, hasCommand, urlKey)
 	return o, len(p.errs.errs) == nerr
-}
-
-// unknownKeys reports each key of a server entry that is neither read nor
-// knowingly ignored.
-func (p *parser) unknownKeys(v *value, path keyPath) {
-	for _, k := range v.keys {
-		if !slices.Contains(entryKeys, k) && !slices.Contains(IgnoredServerKeys, k) {
-			fix := unknownKeyFix(k, entryKeys)
-			if s := suggest(k, IgnoredServerKeys); s != "" && suggest(k, entryKeys) == "" {
-				fix = fmt.Sprintf("did you mean %q?", s)
-			}
-			p.errs.add(path.key(k), fix, "unknown key %q", k)
-		}
-	}
 }
 
 // urlKey returns which of the hosts' names for the URL the entry uses, ""
@@ -412,7 +399,7 @@ func (p *parser) serverKind(v *value, path keyPath, hasCommand bool, urlKey stri
 	if v.field("type").isNull() && !v.field("transportType").isNull() {
 		typeKey = "transportType" // Cline's
 	}
-	typ, _ = p.str(v, path, typeKey)
+	typ, _ = p.get.str(v, path, typeKey)
 	switch strings.ToLower(typ) {
 	case "":
 		switch {
@@ -463,7 +450,7 @@ func (p *parser) transport(v *value, path keyPath, o *Origin, typ string, hasCom
 }
 
 func (p *parser) stdio(v *value, path keyPath, o *Origin) {
-	if cmd, ok := p.expanded(v, path, "command"); ok {
+	if cmd, ok := p.get.expanded(v, path, "command"); ok {
 		switch {
 		case cmd == "":
 			p.errs.add(path.key("command"), "name the program that runs the server", "is empty")
@@ -479,7 +466,7 @@ func (p *parser) stdio(v *value, path keyPath, o *Origin) {
 		} else {
 			o.Args = make([]string, 0, len(args.list))
 			for i, a := range args.list {
-				s, ok := p.expandScalar(a, ap.index(i))
+				s, ok := p.get.expandScalar(a, ap.index(i))
 				if ok && strings.ContainsRune(s, 0) {
 					p.errs.add(ap.index(i), "remove the NUL character", "contains a NUL character")
 				}
@@ -488,7 +475,7 @@ func (p *parser) stdio(v *value, path keyPath, o *Origin) {
 		}
 	}
 	o.Env = p.envFile(v, path)
-	env := p.stringMap(v, path, "env", func(k string) string {
+	env := p.get.stringMap(v, path, "env", func(k string) string {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			return "is not a valid environment variable name (empty, or holds '=' or NUL)"
 		}
@@ -499,8 +486,8 @@ func (p *parser) stdio(v *value, path keyPath, o *Origin) {
 	} else {
 		maps.Copy(o.Env, env) // "env" wins over envFile, as in VS Code
 	}
-	if cwd, ok := p.expanded(v, path, "cwd"); ok && cwd != "" {
-		cwd, problem := p.resolveCwd(cwd)
+	if cwd, ok := p.get.expanded(v, path, "cwd"); ok && cwd != "" {
+		cwd, problem := p.get.resolveCwd(cwd)
 		if problem != "" {
 			p.errs.add(path.key("cwd"), "give an absolute directory, or one relative to the config file", "%s", problem)
 		}
@@ -541,7 +528,7 @@ var IgnoredServerKeys = []string{
 // config file's folder. Problems name the file and the line, never a
 // value, which may be a secret.
 func (p *parser) envFile(v *value, path keyPath) map[string]string {
-	name, ok := p.expanded(v, path, "envFile")
+	name, ok := p.get.expanded(v, path, "envFile")
 	if !ok {
 		return nil
 	}
@@ -613,28 +600,9 @@ func parseEnvFile(data []byte) (env map[string]string, line int, problem string)
 	return env, 0, ""
 }
 
-// resolveCwd expands a leading ~ and anchors a relative directory at the
-// config file's directory, which is what the file's author can see.
-func (p *parser) resolveCwd(cwd string) (string, string) {
-	if strings.ContainsRune(cwd, 0) {
-		return "", "contains a NUL character"
-	}
-	if cwd == "~" || strings.HasPrefix(cwd, "~/") {
-		home, ok := p.getenv("HOME")
-		if !ok || home == "" {
-			return "", fmt.Sprintf("%q starts with ~ but HOME is not set", cwd)
-		}
-		cwd = filepath.Join(home, cwd[1:])
-	}
-	if !filepath.IsAbs(cwd) && p.baseDir != "" {
-		cwd = filepath.Join(p.baseDir, cwd)
-	}
-	return filepath.Clean(cwd), ""
-}
-
 func (p *parser) remote(v *value, path keyPath, urlKey string, o *Origin) {
 	kp := path.key(urlKey)
-	raw, ok := p.expanded(v, path, urlKey)
+	raw, ok := p.get.expanded(v, path, urlKey)
 	if !ok {
 		return
 	}
@@ -652,7 +620,7 @@ func (p *parser) remote(v *value, path keyPath, urlKey string, o *Origin) {
 		p.errs.add(kp, `write an absolute URL such as "https://mcp.example.com/mcp"`, "has no host")
 	}
 	o.URL = raw
-	o.Headers = p.stringMap(v, path, "headers", func(k string) string {
+	o.Headers = p.get.stringMap(v, path, "headers", func(k string) string {
 		if !validHeaderName(k) {
 			return "is not a valid HTTP header name"
 		}
@@ -671,97 +639,4 @@ func validHeaderName(s string) bool {
 		}
 	}
 	return true
-}
-
-// stringMap reads an object of scalars (env, headers), expanding values.
-// Errors name the key but never print a value: these hold secrets.
-func (p *parser) stringMap(v *value, path keyPath, key string, badKey func(string) string, badValueChars string) map[string]string {
-	m := v.field(key)
-	if m.isNull() {
-		return nil
-	}
-	mp := path.key(key)
-	if m.kind != mapValue {
-		p.errs.add(mp, `write an object of names to strings, like {"NAME": "value"}`, "is %s, not an object", m.kind)
-		return nil
-	}
-	out := make(map[string]string, len(m.keys))
-	for _, k := range m.keys {
-		kp := mp.key(k)
-		if problem := badKey(k); problem != "" {
-			p.errs.add(kp, "rename it", "%q %s", k, problem)
-			continue
-		}
-		s, ok := p.expandScalar(m.fields[k], kp)
-		if !ok {
-			continue
-		}
-		if strings.ContainsAny(s, badValueChars) {
-			p.errs.add(kp, "remove line breaks and NUL characters from the value", "the value holds a line break or NUL character")
-			continue
-		}
-		out[k] = s
-	}
-	return out
-}
-
-// str reads an optional string key; set is false when absent or null.
-func (p *parser) str(v *value, path keyPath, key string) (s string, set bool) {
-	f := v.field(key)
-	if f.isNull() {
-		return "", false
-	}
-	if f.kind != stringValue {
-		p.errs.add(path.key(key), "write a string in quotes", "is %s, not a string", f.kind)
-		return "", false
-	}
-	return f.text, true
-}
-
-// expanded reads an optional string key and expands ${VAR} in it.
-func (p *parser) expanded(v *value, path keyPath, key string) (string, bool) {
-	s, set := p.str(v, path, key)
-	if !set {
-		return "", false
-	}
-	out, err := expand(s, p.getenv, p.baseDir)
-	if err != nil {
-		ee := err.(*expandError)
-		p.errs.add(path.key(key), ee.fix, "%s", ee.problem)
-		return "", false
-	}
-	return out, true
-}
-
-// expandScalar reads a list item or map value. Numbers and booleans are
-// taken as written: `args: [--port, 8080]` and `DEBUG: true` in YAML mean
-// the strings, and no host would pass anything else to a process.
-func (p *parser) expandScalar(v *value, path keyPath) (string, bool) {
-	switch v.kind {
-	case stringValue:
-		out, err := expand(v.text, p.getenv, p.baseDir)
-		if err != nil {
-			ee := err.(*expandError)
-			p.errs.add(path, ee.fix, "%s", ee.problem)
-			return "", false
-		}
-		return out, true
-	case numberValue, boolValue:
-		return v.text, true
-	}
-	p.errs.add(path, "write a string in quotes", "is %s, not a string", v.kind)
-	return "", false
-}
-
-// boolean reads an optional boolean key; set is false when absent or null.
-func (p *parser) boolean(v *value, path keyPath, key string) (b, set bool) {
-	f := v.field(key)
-	if f.isNull() {
-		return false, false
-	}
-	if f.kind != boolValue {
-		p.errs.add(path.key(key), "write true or false, without quotes", "is %s, not true or false", f.kind)
-		return false, false
-	}
-	return f.text == "true", true
 }

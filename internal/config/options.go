@@ -114,7 +114,7 @@ func (p *parser) index(section *value, sp keyPath, cfg *Config) {
 			cfg.Index.MaxBytes = n
 		}
 	}
-	if b, set := p.boolean(section, sp, "index_available_skills"); set {
+	if b, set := p.get.boolean(section, sp, "index_available_skills"); set {
 		cfg.Index.AvailableSkills = b
 	}
 }
@@ -144,11 +144,11 @@ func (p *parser) level(v *value, path keyPath, known []string) originOptions {
 		}
 		switch k {
 		case "strict":
-			if b, set := p.boolean(v, path, k); set {
+			if b, set := p.get.boolean(v, path, k); set {
 				o.strict = &b
 			}
 		case "allow_dynamic":
-			if b, set := p.boolean(v, path, k); set {
+			if b, set := p.get.boolean(v, path, k); set {
 				o.allowDynamic = &b
 			}
 		case "approval":
