@@ -76,7 +76,7 @@ func (c *Core) Apply(cfg *config.Config) (Reload, error) {
 	if c.stopped.Load() {
 		return Reload{}, errStopping
 	}
-	p, err := c.planReload(c.set.Load(), cfg)
+	p, err := planReload(c, c.set.Load(), cfg)
 	if err != nil {
 		return Reload{}, err
 	}
@@ -126,7 +126,7 @@ type reloadPlan struct {
 // planReload compares cfg's origins with old's (the set in force: Apply holds
 // reloadMu) and opens a cache for each new or changed one; it starts and
 // stops nothing, so an error changes nothing.
-func (c *Core) planReload(old *branchSet, cfg *config.Config) (reloadPlan, error) {
+func planReload(c *Core, old *branchSet, cfg *config.Config) (reloadPlan, error) {
 	p := reloadPlan{next: &branchSet{byLabel: map[string]*branch{}}}
 	for _, oc := range cfg.Origins {
 		if oc.Label == MetaDir {
