@@ -227,15 +227,16 @@ func (w *walk) same(o *walk) bool {
 	return true
 }
 
-func (sc *scanner) display(rel string) string {
+// display is the path a person reads for rel, a path below dir.
+func display(dir, rel string) string {
 	if rel == "" {
-		return sc.dir
+		return dir
 	}
-	return filepath.Join(sc.dir, filepath.FromSlash(rel))
+	return filepath.Join(dir, filepath.FromSlash(rel))
 }
 
 func (w *walk) problem(sc *scanner, rel, format string, args ...any) {
-	w.problems = append(w.problems, Problem{Path: sc.display(rel), Reason: fmt.Sprintf(format, args...)})
+	w.problems = append(w.problems, Problem{Path: display(sc.dir, rel), Reason: fmt.Sprintf(format, args...)})
 }
 
 // walkTree lists every regular file below DIR. Only DIR itself being
@@ -543,7 +544,7 @@ func (sc *scanner) build(w *walk, p *pass) *catalog {
 		members = append(members, ms)
 		md := ms[0] // SKILL.md comes first
 		for _, e := range md.ce.fmEither {
-			cat.warnings = append(cat.warnings, Problem{Path: sc.display(md.f.rel), Reason: "frontmatter " + e +
+			cat.warnings = append(cat.warnings, Problem{Path: display(sc.dir, md.f.rel), Reason: "frontmatter " + e +
 				"; published as YAML 1.2 reads it (YAML 1.1 clients read it otherwise): quote it, or write the value both read alike"})
 		}
 	}
@@ -561,7 +562,7 @@ type member struct {
 // refuse records why the skill in the folder segs is not published.
 func (sc *scanner) refuse(cat *catalog, segs []string, why string) {
 	rel := strings.Join(append(slices.Clip(segs), "SKILL.md"), "/")
-	cat.problems = append(cat.problems, Problem{Path: sc.display(rel), Reason: why})
+	cat.problems = append(cat.problems, Problem{Path: display(sc.dir, rel), Reason: why})
 	if u, ok := sc.uris[rel]; ok {
 		cat.refused[u.String()] = why
 	}
@@ -634,7 +635,7 @@ func (sc *scanner) hashMembers(cat *catalog, p *pass, files []walkedFile, md mem
 		}
 		fce, err := sc.hash(f, p)
 		if err != nil {
-			cat.problems = append(cat.problems, Problem{Path: sc.display(f.rel), Reason: "cannot read: " + reason(err)})
+			cat.problems = append(cat.problems, Problem{Path: display(sc.dir, f.rel), Reason: "cannot read: " + reason(err)})
 			continue
 		}
 		ms = append(ms, member{f, fce})
