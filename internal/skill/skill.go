@@ -118,6 +118,20 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 	return e.marshalSlow()
 }
 
+// AppendJSON appends e's wire form, MarshalJSON's bytes, to b: in place
+// for the common entry, so that a document of many entries is written
+// into one buffer.
+func (e *Entry) AppendJSON(b []byte) ([]byte, error) {
+	if out, ok := e.appendJSON(b); ok {
+		return out, nil
+	}
+	m, err := e.marshalSlow()
+	if err != nil {
+		return b, err
+	}
+	return append(b, m...), nil
+}
+
 // marshalSlow is MarshalJSON through encoding/json, for any entry.
 func (e Entry) marshalSlow() ([]byte, error) {
 	w := wireEntry{URI: e.URI, Frontmatter: e.Frontmatter}

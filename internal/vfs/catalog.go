@@ -38,6 +38,53 @@ type savedCatalog struct {
 	Rejected    []resolver.Rejection `json:"rejected,omitempty"`
 }
 
+// encode is catalog.json's bytes for sc, as a json.Encoder without HTML
+// escaping writes them (TestSavedCatalogEncoding), written into one buffer
+// of about the entries' size as received (sizeHint) plus the rest: each
+// entry appends itself, where the Encoder would reflect over every entry
+// and check and copy what its MarshalJSON returned. Without HTML escaping
+// the saved catalog is no larger than the entries as received
+// (max_list_bytes), so it fits the store's cap.
+func (sc savedCatalog) encode(sizeHint int) ([]byte, error) {
+	head := sc
+	head.Entries, head.Rejected = nil, nil
+	var buf bytes.Buffer
+	buf.Grow(sizeHint + 4096)
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(head); err != nil {
+		return nil, err
+	}
+	// head ends `"entries":null}` and a newline: the entries go in place
+	// of the null.
+	b, ok := bytes.CutSuffix(buf.Bytes(), []byte(`"entries":null}`+"\n"))
+	if !ok {
+		return nil, fmt.Errorf("the saved catalog's head does not end with its entries: %.40q", buf.Bytes())
+	}
+	b = append(b, `"entries":[`...)
+	for i := range sc.Entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = sc.Entries[i].AppendJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, ']')
+	if len(sc.Rejected) > 0 {
+		var rb bytes.Buffer
+		renc := json.NewEncoder(&rb)
+		renc.SetEscapeHTML(false)
+		if err := renc.Encode(sc.Rejected); err != nil {
+			return nil, err
+		}
+		b = append(b, `,"rejected":`...)
+		b = append(b, bytes.TrimSuffix(rb.Bytes(), []byte("\n"))...)
+	}
+	return append(b, "}\n"...), nil
+}
+
 // Version 2 records the cache scope; a version 1 catalog, whose scope is
 // unknown, is not shown.
 const savedCatalogVersion = 2
@@ -320,15 +367,10 @@ func (c *catalog) encode() ([]byte, error) {
 	for _, s := range held.Skills {
 		sc.Entries = append(sc.Entries, s.Entry)
 	}
-	// Without HTML escaping the saved catalog is no larger than the
-	// entries as received (max_list_bytes), so it fits the store's cap.
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(sc); err != nil {
+	b, err := sc.encode(int(held.Bytes))
+	if err != nil {
 		return nil, fmt.Errorf("encode the catalog of %s: %w", c.cfg.Label, err)
 	}
-	b := buf.Bytes()
 	// Listing and saving a large catalog leaves garbage of about this
 	// size (pages, decode buffers, this encoding): give it back once the
 	// burst is over, as after a burst of fetches.
