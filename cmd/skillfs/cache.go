@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/mountd"
 	"github.com/skillfs/skillfs/internal/retain"
 	"github.com/skillfs/skillfs/internal/store"
 )
@@ -104,7 +105,7 @@ func noArgs(cmd *cobra.Command, args []string) error {
 }
 
 func openCache(opts cacheOptions) (*store.Store, error) {
-	root, err := cacheRoot(opts.cacheDir)
+	root, err := mountd.CacheRoot(opts.cacheDir)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/mountd"
 	"github.com/skillfs/skillfs/internal/render"
 )
 
@@ -128,7 +129,7 @@ func completeLabels(cmd *cobra.Command, _ []string, toComplete string) ([]string
 // completeMounts offers the mountpoints of the running mounts.
 func completeMounts(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	cacheDir, _ := cmd.Flags().GetString("cache-dir")
-	root, err := cacheRoot(cacheDir)
+	root, err := mountd.CacheRoot(cacheDir)
 	if err != nil {
 		root = ""
 	}

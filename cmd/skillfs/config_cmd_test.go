@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillfs/skillfs/internal/exitcode"
 )
 
 func TestConfigCheck(t *testing.T) {
@@ -33,7 +35,7 @@ func TestConfigCheck(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"mcpServers": {"local": {"command": "x", "evn": {}}}}`), 0o600)
 	out.Reset()
 	err := runConfigCheck(&out, []string{bad})
-	if exitCode(err) != exitUsage || !strings.Contains(out.String(), `mcpServers.local.evn: unknown key "evn"; did you mean "env"?`) {
-		t.Errorf("exit %d (%v)\n%s", exitCode(err), err, out.String())
+	if exitcode.Of(err) != exitUsage || !strings.Contains(out.String(), `mcpServers.local.evn: unknown key "evn"; did you mean "env"?`) {
+		t.Errorf("exit %d (%v)\n%s", exitcode.Of(err), err, out.String())
 	}
 }

@@ -17,6 +17,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/exitcode"
+	"github.com/skillfs/skillfs/internal/mountd"
+	"github.com/skillfs/skillfs/internal/term"
 	"github.com/skillfs/skillfs/verify"
 )
 
@@ -39,7 +42,7 @@ func (o *controlOptions) addFlags(cmd *cobra.Command) {
 
 // client finds the mount to ask.
 func (o *controlOptions) client() (*control.Client, error) {
-	root, err := cacheRoot(o.cacheDir)
+	root, err := mountd.CacheRoot(o.cacheDir)
 	if err != nil {
 		root = "" // no HOME: only $XDG_RUNTIME_DIR can hold a socket
 	}
@@ -116,22 +119,6 @@ func cell(s string, max int) string {
 		v = string([]rune(v)[:max-1]) + "…"
 	}
 	return v
-}
-
-// inert renders text that may come from a server (an error, a reason) for
-// the terminal: every control or invisible character — escape sequences
-// (ESC, CSI, OSC), BEL, C1, carriage returns, tabs, bidi overrides and
-// other format characters (verify.Hidden) — in the <U+XXXX> notation and
-// bytes that are not UTF-8 as <0xNN>, so that nothing it holds can move
-// the cursor, rewrite the screen or the title, or reorder what is shown.
-// Newlines stay: a message of several lines keeps them.
-func inert(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < 0x20 && c != '\n') || c >= 0x7f {
-			return strings.ReplaceAll(control.Visible([]byte(s)), "\t", "<U+0009>")
-		}
-	}
-	return s
 }
 
 func list(ss []string) string {
@@ -326,7 +313,7 @@ exact bytes (--json keeps the <U+XXXX> form).
 				// shown, and none acts; elsewhere (a pipe, a file) the
 				// bytes are the file's own.
 				v := control.Visible(b)
-				if f, ok := opts.out.(*os.File); ok && !opts.json && !isTerminal(f) {
+				if f, ok := opts.out.(*os.File); ok && !opts.json && !term.IsTerminal(f) {
 					v, exact = string(b), true
 				}
 				md = &v
@@ -562,7 +549,7 @@ If the server changes an approved skill later, it waits in
 	cmd.Flags().BoolVarP(&opts.yes, "yes", "y", false, "do not ask (what is approved is still what approve fetched and printed)")
 	cmd.Flags().StringVar(&opts.origin, "origin", "", "the arguments are URIs of this server (`LABEL`)")
 	opts.in = os.Stdin
-	opts.terminal = func() bool { return isTerminal(os.Stdin) }
+	opts.terminal = func() bool { return term.IsTerminal(os.Stdin) }
 	return cmd
 }
 
@@ -617,7 +604,7 @@ func runApprove(ctx context.Context, c *control.Client, opts approveOptions, arg
 	done, err := c.Approve(ctx, refs, opts.all)
 	if err != nil {
 		if errors.Is(err, control.ErrChanged) {
-			return &exitError{code: exitFailure, err: err}
+			return exitcode.New(exitFailure, err)
 		}
 		return remote(err)
 	}
@@ -631,8 +618,8 @@ func checkBinding(binding string, ref control.SkillRef, name string) error {
 	if ref.Binding == binding {
 		return nil
 	}
-	return &exitError{code: exitFailure, err: fmt.Errorf("%s is no longer the skill you were shown: you gave binding %s, the mount now holds %s (the server changed it); nothing was approved: read it again with `skillfs inspect --show %s`",
-		cell(name, 0), cell(binding, 0), cell(ref.Binding, 0), cell(name, 0))}
+	return exitcode.New(exitFailure, fmt.Errorf("%s is no longer the skill you were shown: you gave binding %s, the mount now holds %s (the server changed it); nothing was approved: read it again with `skillfs inspect --show %s`",
+		cell(name, 0), cell(binding, 0), cell(ref.Binding, 0), cell(name, 0)))
 }
 
 // pageReviews shows each chosen skill in full, through the pager on a
@@ -702,7 +689,7 @@ func reportApprovals(opts approveOptions, done []control.SkillInfo) error {
 		}
 	}
 	if failed > 0 {
-		return &exitError{code: exitFailure, err: fmt.Errorf("%d of %d skills were not approved (see above)", failed, len(done))}
+		return exitcode.New(exitFailure, fmt.Errorf("%d of %d skills were not approved (see above)", failed, len(done)))
 	}
 	return nil
 }

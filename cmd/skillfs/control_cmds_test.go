@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/exitcode"
 	"github.com/skillfs/skillfs/internal/vfs"
 )
 
@@ -96,7 +97,7 @@ func TestApproveAsksOnTheTerminal(t *testing.T) {
 	var out bytes.Buffer
 	opts := approveOptions{controlOptions: controlOptions{out: &out}, terminal: func() bool { return false }}
 	err = runApprove(context.Background(), c, opts, []string{"acme/new"})
-	if exitCode(err) != exitUsage || !strings.Contains(err.Error(), "pass --yes") {
+	if exitcode.Of(err) != exitUsage || !strings.Contains(err.Error(), "pass --yes") {
 		t.Errorf("without a terminal: %v", err)
 	}
 }

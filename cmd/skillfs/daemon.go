@@ -10,11 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
-	"github.com/coreos/go-systemd/v22/daemon"
-
+	"github.com/skillfs/skillfs/internal/exitcode"
 	"github.com/skillfs/skillfs/internal/statefile"
 )
 
@@ -34,7 +32,7 @@ const readyFDEnv = "SKILLFS_READY_FD"
 // the user's alone: a directory another user can write to could hold
 // their links at the default paths.
 func (o *mountOptions) defaultFiles(mnt string) error {
-	if o.logFile != "" && o.pidFile != "" {
+	if o.LogFile != "" && o.PidFile != "" {
 		return nil
 	}
 	dir, err := statefile.Dir()
@@ -48,11 +46,11 @@ func (o *mountOptions) defaultFiles(mnt string) error {
 		return usageError(err)
 	}
 	name := statefile.MountName(mnt)
-	if o.logFile == "" {
-		o.logFile = filepath.Join(dir, name+".log")
+	if o.LogFile == "" {
+		o.LogFile = filepath.Join(dir, name+".log")
 	}
-	if o.pidFile == "" {
-		o.pidFile = filepath.Join(dir, name+".pid")
+	if o.PidFile == "" {
+		o.PidFile = filepath.Join(dir, name+".pid")
 	}
 	return nil
 }
@@ -63,11 +61,11 @@ func runDaemon(opts mountOptions, mnt string, stdout io.Writer) error {
 	if err := opts.defaultFiles(mnt); err != nil {
 		return err
 	}
-	logf, err := statefile.OpenOwn(opts.logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	logf, err := statefile.OpenOwn(opts.LogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return usageError(fmt.Errorf("--log-file: %w", err))
 	}
-	if err := statefile.CheckPidPath(opts.pidFile); err != nil {
+	if err := statefile.CheckPidPath(opts.PidFile); err != nil {
 		return usageError(err)
 	}
 	defer logf.Close()
@@ -81,7 +79,7 @@ func runDaemon(opts mountOptions, mnt string, stdout io.Writer) error {
 		return err
 	}
 	defer r.Close()
-	args := append(childArgs(os.Args[1:]), "--log-file", opts.logFile, "--pid-file", opts.pidFile)
+	args := append(childArgs(os.Args[1:]), "--log-file", opts.LogFile, "--pid-file", opts.PidFile)
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), readyFDEnv+"=3")
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -100,7 +98,7 @@ func runDaemon(opts mountOptions, mnt string, stdout io.Writer) error {
 		pid := cmd.Process.Pid
 		cmd.Process.Release()
 		fmt.Fprint(stdout, string(line))
-		fmt.Fprintf(stdout, "skillfs: running in the background, pid %d; log %s; stop it with: skillfs unmount %s\n", pid, opts.logFile, mnt)
+		fmt.Fprintf(stdout, "skillfs: running in the background, pid %d; log %s; stop it with: skillfs unmount %s\n", pid, opts.LogFile, mnt)
 		return nil
 	}
 	werr := cmd.Wait()
@@ -109,8 +107,8 @@ func runDaemon(opts mountOptions, mnt string, stdout io.Writer) error {
 	if errors.As(werr, &ee) && ee.ExitCode() > 0 {
 		code = ee.ExitCode()
 	}
-	return &exitError{code: code, err: fmt.Errorf("the background mount exited (code %d) before it was live; the end of %s:\n%s",
-		code, opts.logFile, logTail(opts.logFile, start, 20))}
+	return exitcode.New(code, fmt.Errorf("the background mount exited (code %d) before it was live; the end of %s:\n%s",
+		code, opts.LogFile, logTail(opts.LogFile, start, 20)))
 }
 
 // childArgs are the arguments given, without --daemon.
@@ -158,34 +156,4 @@ func readyPipe() *os.File {
 	// servers the mount starts would hold the parent's pipe open.
 	syscall.CloseOnExec(fd)
 	return os.NewFile(uintptr(fd), "ready")
-}
-
-// notifier tells systemd (Type=notify) how the mount stands, when
-// NOTIFY_SOCKET is set; otherwise it does nothing.
-type notifier struct {
-	mu   sync.Mutex
-	last string
-}
-
-// send passes state lines (READY=1, STATUS=…, STOPPING=1) to systemd.
-func (n *notifier) send(lines ...string) {
-	state := strings.Join(lines, "\n")
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if state == n.last {
-		return
-	}
-	n.last = state
-	daemon.SdNotify(false, state)
-}
-
-// status sends STATUS= when it changed.
-func (n *notifier) status(s string) { n.send("STATUS=" + firstLine(s)) }
-
-func firstLine(s string) string {
-	sc := bufio.NewScanner(strings.NewReader(s))
-	if sc.Scan() {
-		return sc.Text()
-	}
-	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/mountd"
 )
 
 // The daemon's own diagnostics in `skillfs status` and `skillfs list`:
@@ -30,7 +31,7 @@ func printExits(w io.Writer, st control.StatusReport) {
 			what = append(what, fmt.Sprintf("exited %s ago (%s)", time.Since(x.At).Round(time.Second), cell(x.Status, 0)))
 		}
 		if s.FailedStarts > 0 {
-			what = append(what, plural(s.FailedStarts, "failed start")+" in a row")
+			what = append(what, mountd.Plural(s.FailedStarts, "failed start")+" in a row")
 		} else if s.State == "connected" || s.State == "no-skills" {
 			what = append(what, "connected again since")
 		}
@@ -47,7 +48,7 @@ func printExits(w io.Writer, st control.StatusReport) {
 		if x.StderrDropped > 0 {
 			note = fmt.Sprintf("; %d earlier not kept", x.StderrDropped)
 		}
-		fmt.Fprintf(w, "  the last %s of its stderr (the server's own output, escaped%s):\n", plural(len(x.Stderr), "line"), note)
+		fmt.Fprintf(w, "  the last %s of its stderr (the server's own output, escaped%s):\n", mountd.Plural(len(x.Stderr), "line"), note)
 		for _, line := range x.Stderr {
 			fmt.Fprintf(w, "  | %s\n", cell(line, 0))
 		}
@@ -65,8 +66,8 @@ func printStderrWarnings(w io.Writer, st control.StatusReport) {
 		if e == nil || e.Warnings == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s  %s on stderr, of %s\n", s.Label, plural(e.Warnings, "warning"), plural(e.Lines, "line"))
-		fmt.Fprintf(w, "  the last %s (the server's own output, escaped):\n", plural(len(e.LastWarnings), "warning"))
+		fmt.Fprintf(w, "\n%s  %s on stderr, of %s\n", s.Label, mountd.Plural(e.Warnings, "warning"), mountd.Plural(e.Lines, "line"))
+		fmt.Fprintf(w, "  the last %s (the server's own output, escaped):\n", mountd.Plural(len(e.LastWarnings), "warning"))
 		for _, line := range e.LastWarnings {
 			fmt.Fprintf(w, "  | %s\n", cell(line, 0))
 		}
@@ -92,7 +93,7 @@ func emptyListNote(ctx context.Context, c *control.Client, label string) string 
 		}
 		why := fmt.Sprintf("%s: no skills: the server is %s", label, s.State)
 		if s.FailedStarts > 0 {
-			why += " (" + plural(s.FailedStarts, "failed start") + " in a row)"
+			why += " (" + mountd.Plural(s.FailedStarts, "failed start") + " in a row)"
 		}
 		if s.LastError != "" {
 			why += ": " + cell(s.LastError, 0)

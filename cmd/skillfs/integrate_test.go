@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillfs/skillfs/internal/exitcode"
 	"github.com/skillfs/skillfs/internal/integrate"
 )
 
@@ -313,10 +314,10 @@ func TestIntegrateRefusals(t *testing.T) {
 	if readOrNil(t, recs.Path(settings)) != nil {
 		t.Error("a refused --write left a record")
 	}
-	if _, err := runIntegrateCmd(t, "generic", "--write"); exitCode(err) != exitUsage {
+	if _, err := runIntegrateCmd(t, "generic", "--write"); exitcode.Of(err) != exitUsage {
 		t.Errorf("generic --write: %v", err)
 	}
-	if _, err := runIntegrateCmd(t, "vim"); exitCode(err) != exitUsage {
+	if _, err := runIntegrateCmd(t, "vim"); exitcode.Of(err) != exitUsage {
 		t.Errorf("an unknown host: %v", err)
 	}
 }

@@ -17,10 +17,11 @@ import (
 // module is in it or in testOnly.
 var layers = [][]string{
 	{"cmd/skillfs"},
+	{"internal/mountd"},
 	{"fs", "internal/demo", "internal/mcpserve", "internal/integrate", "internal/retain"},
 	{"internal/vfs", "internal/skillserver"},
 	{"resolver", "internal/store", "internal/render", "internal/control"},
-	{"internal/config", "verify", "internal/control/wire", "resolver/transport", "internal/textdiff", "internal/statefile", "internal/manpage"},
+	{"internal/config", "verify", "internal/control/wire", "resolver/transport", "internal/textdiff", "internal/statefile", "internal/manpage", "internal/exitcode", "internal/term"},
 	{"internal/skill"},
 }
 

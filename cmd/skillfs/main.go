@@ -5,12 +5,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"runtime"
 	"syscall"
+
+	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/exitcode"
 )
 
 // The kernel hands a signal sent to the process (SIGTERM, Ctrl-C's
@@ -30,19 +32,7 @@ func main() {
 	if err != nil {
 		// Errors carry what servers said (a reason, a message): nothing
 		// of it may act on the terminal.
-		fmt.Fprintf(os.Stderr, "skillfs: %s\n", inert(err.Error()))
+		fmt.Fprintf(os.Stderr, "skillfs: %s\n", control.Inert(err.Error()))
 	}
-	os.Exit(exitCode(err))
-}
-
-// exitCode maps an error returned by a command to the process exit status.
-func exitCode(err error) int {
-	if err == nil {
-		return exitOK
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	return exitFailure
+	os.Exit(exitcode.Of(err))
 }

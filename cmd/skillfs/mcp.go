@@ -10,6 +10,7 @@ import (
 
 	"github.com/skillfs/skillfs/internal/control"
 	"github.com/skillfs/skillfs/internal/mcpserve"
+	"github.com/skillfs/skillfs/internal/mountd"
 	"github.com/skillfs/skillfs/internal/vfs"
 )
 
@@ -63,23 +64,23 @@ Register it with a host: skillfs integrate claude-code --mcp --write.`,
 			if opts.attach != "auto" && opts.attach != "never" {
 				return usageError(fmt.Errorf("--attach %q: write auto (a running mount of the same config) or never", opts.attach))
 			}
-			if opts.logOut == nil {
-				opts.logOut = cmd.ErrOrStderr()
+			if opts.LogOut == nil {
+				opts.LogOut = cmd.ErrOrStderr()
 			}
 			return runMCP(cmd.Context(), opts)
 		},
 	}
 	f := cmd.Flags()
 	o := &opts.mountOptions
-	f.StringVar(&o.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/skillfs/config.json, or .yaml)")
-	f.BoolVar(&o.demo, "demo", false, "serve the embedded demo server instead of the configured ones")
-	f.StringVar(&o.cacheDir, "cache-dir", "", "where verified bytes are kept (default $XDG_CACHE_HOME/skillfs)")
-	f.BoolVar(&o.debug, "debug", false, "log debug messages")
-	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
-	f.StringVar(&o.logFile, "log-file", "", "append logs to `FILE` instead of stderr")
-	f.DurationVar(&o.startupTimeout, "startup-timeout", 20*time.Second, "how long to wait for servers to list their skills before answering the host (the catalog in the instructions is what they listed by then)")
-	f.StringVar(&o.memoryCache, "memory-cache", "8MiB", "verified bytes kept in memory (e.g. 64MiB; 0 disables)")
-	f.DurationVar(&o.staleRetry, "stale-retry", vfs.DefaultStaleRetry, "how often a failed read may ask a server for a fresh entry of one skill (for tests)")
+	f.StringVar(&o.ConfigPath, "config", "", "config file (default $XDG_CONFIG_HOME/skillfs/config.json, or .yaml)")
+	f.BoolVar(&o.Demo, "demo", false, "serve the embedded demo server instead of the configured ones")
+	f.StringVar(&o.CacheDir, "cache-dir", "", "where verified bytes are kept (default $XDG_CACHE_HOME/skillfs)")
+	f.BoolVar(&o.Debug, "debug", false, "log debug messages")
+	f.StringVar(&o.LogLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&o.LogFile, "log-file", "", "append logs to `FILE` instead of stderr")
+	f.DurationVar(&o.StartupTimeout, "startup-timeout", 20*time.Second, "how long to wait for servers to list their skills before answering the host (the catalog in the instructions is what they listed by then)")
+	f.StringVar(&o.MemoryCache, "memory-cache", "8MiB", "verified bytes kept in memory (e.g. 64MiB; 0 disables)")
+	f.DurationVar(&o.StaleRetry, "stale-retry", vfs.DefaultStaleRetry, "how often a failed read may ask a server for a fresh entry of one skill (for tests)")
 	f.MarkHidden("stale-retry")
 	f.StringVar(&opts.attach, "attach", "auto", "auto: read through a running mount of the same config when there is one; never: always connect to the servers")
 	return cmd
@@ -87,22 +88,22 @@ Register it with a host: skillfs integrate claude-code --mcp --write.`,
 
 // runMCP serves the skills on stdio until the host hangs up or ctx ends.
 func runMCP(ctx context.Context, opts mcpOptions) error {
-	log, _, closeLogs, err := openLogs(&opts.mountOptions)
+	log, _, closeLogs, err := mountd.OpenLogs(&opts.mountOptions.Options)
 	if err != nil {
 		return err
 	}
 	defer closeLogs()
-	origins, err := loadOrigins(ctx, opts.mountOptions, log)
+	origins, err := mountd.LoadOrigins(ctx, opts.mountOptions.Options, log)
 	if err != nil {
 		return err
 	}
 	defer func() { origins.Close() }()
 	origins.Config.SetShared(false)
-	root, err := cacheRoot(opts.cacheDir)
+	root, err := mountd.CacheRoot(opts.CacheDir)
 	if err != nil {
 		return err
 	}
-	st, err := openStore(opts.mountOptions, root, origins.Config, log)
+	st, err := mountd.OpenStore(opts.mountOptions.Options, root, origins.Config, log)
 	if err != nil {
 		return err
 	}
@@ -114,20 +115,20 @@ func runMCP(ctx context.Context, opts mcpOptions) error {
 		}
 	}
 	defer st.Close()
-	v, stopCore, err := startCore(ctx, opts.mountOptions, origins, st, "", log)
+	v, stopCore, err := mountd.StartCore(ctx, opts.mountOptions.Options, origins, st, "", log)
 	if err != nil {
 		return err
 	}
 	defer stopCore()
 	defer v.Stop()
-	if !waitReady(ctx, v, opts.startupTimeout, log) {
+	if !mountd.WaitReady(ctx, v, opts.StartupTimeout, log) {
 		return nil
 	}
 	srv, err := mcpserve.New(ctx, mcpserve.CoreTree{V: v}, mcpserve.Options{Version: versionString(), Logger: log, Skills: mcpserve.CoreTree{V: v}})
 	if err != nil {
 		return err
 	}
-	log.Info("serving MCP on stdio", "servers", liveSummary(v.Consent().Status()))
+	log.Info("serving MCP on stdio", "servers", mountd.LiveSummary(v.Consent().Status()))
 	return srv.ServeStdio(ctx)
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/term"
 )
 
 // maxReviews is the most skills approve shows in full (server, flags,
@@ -107,7 +108,7 @@ func printReview(w io.Writer, rv control.Review) {
 				// Why this diff is not against the approved version.
 				fmt.Fprintf(w, "\n%s %s: %s", f.Change, cell(f.Path, 0), cell(f.Note, 0))
 			}
-			fmt.Fprintf(w, "\n%s", inert(f.Diff))
+			fmt.Fprintf(w, "\n%s", control.Inert(f.Diff))
 			if !strings.HasSuffix(f.Diff, "\n") {
 				fmt.Fprintln(w)
 			}
@@ -208,7 +209,7 @@ func reviews(ctx context.Context, c *control.Client, w io.Writer, chosen []contr
 // on PATH, else the text as it is.
 func page(out io.Writer, text string) error {
 	f, ok := out.(*os.File)
-	if !ok || !isTerminal(f) {
+	if !ok || !term.IsTerminal(f) {
 		_, err := io.WriteString(out, text)
 		return err
 	}

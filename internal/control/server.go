@@ -34,7 +34,7 @@ type Options struct {
 	// Reload serves `skillfs reload`; nil refuses it (reload.go).
 	Reload ReloadFunc
 	// Starting reports whether the mount is still starting: while it
-	// does, only status, skills and pending are served (starting.go).
+	// does, only status, skills and pending are served (cmd/skillfs, starting.go).
 	// Nil: the mount is live.
 	Starting func() bool
 }

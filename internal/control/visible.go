@@ -31,3 +31,19 @@ func Visible(b []byte) string {
 	}
 	return s.String()
 }
+
+// Inert renders text that may come from a server (an error, a reason) for
+// the terminal: every control or invisible character — escape sequences
+// (ESC, CSI, OSC), BEL, C1, carriage returns, tabs, bidi overrides and
+// other format characters (verify.Hidden) — in the <U+XXXX> notation and
+// bytes that are not UTF-8 as <0xNN>, so that nothing it holds can move
+// the cursor, rewrite the screen or the title, or reorder what is shown.
+// Newlines stay: a message of several lines keeps them.
+func Inert(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\n') || c >= 0x7f {
+			return strings.ReplaceAll(Visible([]byte(s)), "\t", "<U+0009>")
+		}
+	}
+	return s
+}

@@ -1,4 +1,4 @@
-package main
+package mountd
 
 import (
 	"context"
@@ -16,11 +16,11 @@ var _ control.ExitReporter = (*vfs.Consent)(nil)
 var _ control.StderrReporter = (*vfs.Consent)(nil)
 
 // startControl serves the control endpoint from before the mount is live
-// (starting reports whether it is not yet: starting.go); the returned
+// (starting reports whether it is not yet; cmd/skillfs, starting.go, prints it); the returned
 // func stops it. A mount without one still serves its tree, so a failure
 // is a warning.
-func startControl(ctx context.Context, v *vfs.Core, mnt string, opts mountOptions, reload control.ReloadFunc, starting func() bool, log *slog.Logger) func() {
-	root, err := cacheRoot(opts.cacheDir)
+func startControl(ctx context.Context, v *vfs.Core, mnt string, opts Options, reload control.ReloadFunc, starting func() bool, log *slog.Logger) func() {
+	root, err := CacheRoot(opts.CacheDir)
 	if err != nil {
 		log.Warn("no control endpoint: skillfs status and the other commands will not find this mount", "err", err)
 		return func() {}

@@ -1,4 +1,4 @@
-package main
+package mountd
 
 import (
 	"context"
@@ -9,28 +9,29 @@ import (
 
 	skfs "github.com/skillfs/skillfs/fs"
 	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/exitcode"
 	"github.com/skillfs/skillfs/internal/retain"
 	"github.com/skillfs/skillfs/internal/statefile"
 	"github.com/skillfs/skillfs/internal/store"
 	"github.com/skillfs/skillfs/internal/vfs"
 )
 
-// The steps of runMount, in the order it takes them. Each returns what
-// undoes it, for runMount to defer.
+// The steps of Run, in the order it takes them. Each returns what
+// undoes it, for Run to defer.
 
-// openLogs opens --log-file, if any, as opts' log output, and makes the
+// OpenLogs opens --log-file, if any, as opts' log output, and makes the
 // mount's logger.
-func openLogs(opts *mountOptions) (*slog.Logger, *statefile.LogFile, func(), error) {
+func OpenLogs(opts *Options) (*slog.Logger, *statefile.LogFile, func(), error) {
 	var logs *statefile.LogFile
 	closeLogs := func() {}
-	if opts.logFile != "" {
-		lf, err := statefile.OpenLog(opts.logFile)
+	if opts.LogFile != "" {
+		lf, err := statefile.OpenLog(opts.LogFile)
 		if err != nil {
-			return nil, nil, nil, usageError(fmt.Errorf("--log-file: %w", err))
+			return nil, nil, nil, exitcode.UsageError(fmt.Errorf("--log-file: %w", err))
 		}
-		logs, opts.logOut, closeLogs = lf, lf, func() { lf.Close() }
+		logs, opts.LogOut, closeLogs = lf, lf, func() { lf.Close() }
 	}
-	log, err := newLogger(opts.logOut, opts.logLevel, opts.debug)
+	log, err := newLogger(opts.LogOut, opts.LogLevel, opts.Debug)
 	if err != nil {
 		closeLogs()
 		return nil, nil, nil, err
@@ -44,13 +45,13 @@ func openLogs(opts *mountOptions) (*slog.Logger, *statefile.LogFile, func(), err
 func mountTarget(mountpoint string) (string, error) {
 	mnt, err := filepath.Abs(mountpoint)
 	if err != nil {
-		return "", usageError(err)
+		return "", exitcode.UsageError(err)
 	}
 	if err := config.CheckPlacement(mnt, config.Homes()...); err != nil {
-		return "", usageError(fmt.Errorf("refusing mountpoint: %w", err))
+		return "", exitcode.UsageError(fmt.Errorf("refusing mountpoint: %w", err))
 	}
 	if err := skfs.Available(); err != nil {
-		return "", &exitError{code: exitMount, err: err}
+		return "", exitcode.New(exitcode.Mount, err)
 	}
 	return mnt, nil
 }
@@ -58,12 +59,12 @@ func mountTarget(mountpoint string) (string, error) {
 // openOrigins loads the servers to mount and opens the cache they are kept
 // in, and readies the mountpoint. The returned func closes both, waiting
 // for disk writes under way.
-func openOrigins(ctx context.Context, opts mountOptions, mnt string, log *slog.Logger) (*servers, *store.Store, func(), error) {
-	origins, err := loadOrigins(ctx, opts, log)
+func openOrigins(ctx context.Context, opts Options, mnt string, log *slog.Logger) (*Servers, *store.Store, func(), error) {
+	origins, err := LoadOrigins(ctx, opts, log)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	origins.Config.SetShared(opts.allowOther) // a private listing is not shown to other users
+	origins.Config.SetShared(opts.AllowOther) // a private listing is not shown to other users
 	st, err := openMountStore(opts, mnt, origins.Config, log)
 	if err != nil {
 		origins.Close()
@@ -76,16 +77,16 @@ func openOrigins(ctx context.Context, opts mountOptions, mnt string, log *slog.L
 	origins.IdentityKey = st.IdentityKey
 	if err := skfs.PrepareMountpoint(mnt, log); err != nil {
 		closeAll()
-		return nil, nil, nil, &exitError{code: exitMount, err: err}
+		return nil, nil, nil, exitcode.New(exitcode.Mount, err)
 	}
 	return origins, st, closeAll, nil
 }
 
-// startCore makes the mount's core and starts its origins. They outlive
+// StartCore makes the mount's core and starts its origins. They outlive
 // ctx (a stop signal ends the mount first); the returned func stops them
 // and waits a while for their sessions to end.
-func startCore(ctx context.Context, opts mountOptions, origins *servers, st *store.Store, mnt string, log *slog.Logger) (*vfs.Core, func(), error) {
-	v, err := vfs.New(vfs.Options{Config: origins.Config, Store: st, Dial: origins.Dial, Logger: log, Version: versionString(), StaleRetry: opts.staleRetry, MountPoint: mnt})
+func StartCore(ctx context.Context, opts Options, origins *Servers, st *store.Store, mnt string, log *slog.Logger) (*vfs.Core, func(), error) {
+	v, err := vfs.New(vfs.Options{Config: origins.Config, Store: st, Dial: origins.Dial, Logger: log, Version: opts.Version, StaleRetry: opts.StaleRetry, MountPoint: mnt})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -99,13 +100,13 @@ func startCore(ctx context.Context, opts mountOptions, origins *servers, st *sto
 }
 
 // announce tells whoever started the mount that it is live: the log, the
-// ready line (opts.ready), the --daemon parent and systemd.
-func announce(opts mountOptions, v *vfs.Core, mnt string, log *slog.Logger) *notifier {
-	summary := liveSummary(v.Consent().Status())
+// ready line (opts.Ready), the --daemon parent and systemd.
+func announce(opts Options, v *vfs.Core, mnt string, log *slog.Logger) *notifier {
+	summary := LiveSummary(v.Consent().Status())
 	log.Info("mounted", "path", mnt, "servers", summary)
-	fmt.Fprintf(opts.ready, "skillfs: mounted %s: %s\n", mnt, summary)
-	if opts.readyPipe != nil {
-		opts.readyPipe.Close() // the --daemon parent returns on this
+	fmt.Fprintf(opts.Ready, "skillfs: mounted %s: %s\n", mnt, summary)
+	if opts.ReadyPipe != nil {
+		opts.ReadyPipe.Close() // the --daemon parent returns on this
 	}
 	sd := &notifier{}
 	sd.send("READY=1", "STATUS="+summary)

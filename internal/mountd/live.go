@@ -1,20 +1,22 @@
-package main
+package mountd
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/exitcode"
 	"github.com/skillfs/skillfs/internal/vfs"
 	"github.com/skillfs/skillfs/resolver"
 )
 
-// liveSummary is the rest of the ready line, after "skillfs: mounted DIR: ":
+// LiveSummary is the rest of the ready line, after "skillfs: mounted DIR: ":
 // how many servers are in each state once the startup wait is over, how
 // many skills the connected ones list, and why each failed or offline one
 // is not connected.
 //
 //	3 servers, 2 connected (41 skills), 1 failed: acme: command "acme-mcp" not found
-func liveSummary(st vfs.Status) string {
+func LiveSummary(st vfs.Status) string {
 	var (
 		connected, skills    int
 		noSkills, connecting int
@@ -41,10 +43,10 @@ func liveSummary(st vfs.Status) string {
 			connecting++
 		}
 	}
-	parts := []string{plural(len(st.Origins), "server")}
+	parts := []string{Plural(len(st.Origins), "server")}
 	switch {
 	case connected > 0:
-		parts = append(parts, fmt.Sprintf("%d connected (%s)", connected, plural(skills, "skill")))
+		parts = append(parts, fmt.Sprintf("%d connected (%s)", connected, Plural(skills, "skill")))
 	case noSkills == 0:
 		parts = append(parts, "none connected")
 	}
@@ -65,8 +67,8 @@ func liveSummary(st vfs.Status) string {
 
 // requireAll is --require-all: an error naming every server that failed to
 // start, or went offline before it ever listed, during the startup wait.
-func requireAll(opts mountOptions, st vfs.Status) error {
-	if !opts.requireAll {
+func requireAll(opts Options, st vfs.Status) error {
+	if !opts.RequireAll {
 		return nil
 	}
 	var bad []string
@@ -79,8 +81,8 @@ func requireAll(opts mountOptions, st vfs.Status) error {
 	if len(bad) == 0 {
 		return nil
 	}
-	return &exitError{code: exitServers, err: fmt.Errorf("--require-all: %d of %s did not start: %s",
-		len(bad), plural(len(st.Origins), "server"), strings.Join(bad, "; "))}
+	return exitcode.New(exitcode.Servers, fmt.Errorf("--require-all: %d of %s did not start: %s",
+		len(bad), Plural(len(st.Origins), "server"), strings.Join(bad, "; ")))
 }
 
 // maxReason bounds a reason on the ready line; status.json has it whole.
@@ -103,14 +105,15 @@ func shortReason(lastError string) string {
 		return "no reason given"
 	}
 	// The reason is a server's words: it is printed inert.
-	r = inert(r)
+	r = control.Inert(r)
 	if rs := []rune(r); len(rs) > maxReason {
 		r = string(rs[:maxReason-1]) + "…"
 	}
 	return r
 }
 
-func plural(n int, noun string) string {
+// Plural is n and noun, in the plural unless n is 1: "1 server", "3 skills".
+func Plural(n int, noun string) string {
 	if n == 1 {
 		return fmt.Sprintf("1 %s", noun)
 	}

@@ -1,10 +1,11 @@
-package main
+package mountd
 
 import (
 	"fmt"
 	"os"
 	"time"
 
+	"github.com/skillfs/skillfs/internal/term"
 	"github.com/skillfs/skillfs/internal/vfs"
 	"github.com/skillfs/skillfs/resolver"
 )
@@ -16,9 +17,9 @@ const progressEvery = time.Second
 // of the startup wait's progress, redrawn in place, that the ready line
 // replaces: the returned func erases it. It is short, so that it never
 // wraps (a carriage return redraws only the last row).
-func startupProgress(opts mountOptions, v *vfs.Core) func() {
-	f, ok := opts.ready.(*os.File)
-	if !ok || opts.readyPipe != nil || !isTerminal(f) {
+func startupProgress(opts Options, v *vfs.Core) func() {
+	f, ok := opts.Ready.(*os.File)
+	if !ok || opts.ReadyPipe != nil || !term.IsTerminal(f) {
 		return func() {}
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
@@ -48,5 +49,5 @@ func progressLine(st vfs.Status) string {
 		}
 		skills += o.Skills
 	}
-	return fmt.Sprintf("skillfs: starting: %d of %s answered, %s listed", answered, plural(len(st.Origins), "server"), plural(skills, "skill"))
+	return fmt.Sprintf("skillfs: starting: %d of %s answered, %s listed", answered, Plural(len(st.Origins), "server"), Plural(skills, "skill"))
 }

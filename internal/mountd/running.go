@@ -1,4 +1,4 @@
-package main
+package mountd
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	skfs "github.com/skillfs/skillfs/fs"
 	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/exitcode"
 	"github.com/skillfs/skillfs/internal/statefile"
 	"github.com/skillfs/skillfs/internal/vfs"
 )
@@ -22,11 +23,11 @@ type running struct {
 	live    *skfs.Mount
 	v       *vfs.Core
 	mnt     string
-	opts    mountOptions
+	opts    Options
 	log     *slog.Logger
 	logs    *statefile.LogFile // --log-file, or nil
 	sd      *notifier
-	origins *servers
+	origins *Servers
 	// sigs receives SIGHUP and SIGUSR1 from before the ready line on
 	// (catchSignals): a SIGHUP sent as soon as the line is seen must not
 	// meet the default action, which ends the process.
@@ -74,7 +75,7 @@ func (m *running) serve(ctx context.Context) error {
 		select {
 		case sig := <-sigs:
 			if sig == syscall.SIGUSR1 {
-				writeHeapProfile(m.opts.memProfile)
+				writeHeapProfile(m.opts.MemProfile)
 				continue
 			}
 			if reloading != nil {
@@ -91,7 +92,7 @@ func (m *running) serve(ctx context.Context) error {
 			}
 			continue
 		case <-tick:
-			m.sd.status(liveSummary(m.v.Consent().Status()))
+			m.sd.status(LiveSummary(m.v.Consent().Status()))
 			continue
 		case <-gone:
 			m.log.Info("unmounted from outside", "path", m.mnt)
@@ -116,7 +117,7 @@ func (m *running) serve(ctx context.Context) error {
 		// go-fuse's own attempt fell back to a fusermount that need not
 		// exist; the lazy unmount succeeded, so its error is no news.
 		m.log.Debug("unmount failed; detached lazily", "path", m.mnt, "err", err)
-		return &exitError{code: exitUnmountBusy, err: fmt.Errorf("%s was busy; detached it lazily, it disappears when the last user lets go", m.mnt)}
+		return exitcode.New(exitcode.UnmountBusy, fmt.Errorf("%s was busy; detached it lazily, it disappears when the last user lets go", m.mnt))
 	}
 	return nil
 }
@@ -201,7 +202,7 @@ func (m *running) applyConfig(ctx context.Context, why string) (vfs.Reload, erro
 // shared flag, the cache's identity key, and the placement checks for its
 // labels.
 func (m *running) prepare(cfg *config.Config) error {
-	cfg.SetShared(m.opts.allowOther)
+	cfg.SetShared(m.opts.AllowOther)
 	key, err := m.origins.IdentityKey()
 	if err != nil {
 		return err

@@ -1,12 +1,13 @@
-package main
+package mountd
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/exitcode"
 	"github.com/skillfs/skillfs/internal/vfs"
 )
 
@@ -42,7 +43,7 @@ func TestLiveSummary(t *testing.T) {
 			{Label: "b", State: "no-skills"},
 		}, "1 server, 1 without the skills extension"},
 	} {
-		if got := liveSummary(vfs.Status{Origins: tc.origins}); got != tc.want {
+		if got := LiveSummary(vfs.Status{Origins: tc.origins}); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
 		}
 	}
@@ -64,21 +65,20 @@ func TestRequireAll(t *testing.T) {
 	}}
 	retrying := st
 	retrying.Origins = append(slices.Clone(st.Origins), vfs.OriginStatus{Label: "retry", State: "connecting", FailedStarts: 1, LastError: "session: could not start a session: connect: refused"})
-	if err := requireAll(mountOptions{requireAll: true}, retrying); err == nil || !strings.Contains(err.Error(), "retry: refused") {
+	if err := requireAll(Options{RequireAll: true}, retrying); err == nil || !strings.Contains(err.Error(), "retry: refused") {
 		t.Errorf("requireAll with a server that failed and is connecting again = %v, want it named", err)
 	}
-	if err := requireAll(mountOptions{requireAll: true}, st); err != nil {
+	if err := requireAll(Options{RequireAll: true}, st); err != nil {
 		t.Errorf("requireAll with no failed server: %v", err)
 	}
 	st.Origins = append(st.Origins, vfs.OriginStatus{Label: "never", State: "offline", LastError: "session: EOF"},
 		vfs.OriginStatus{Label: "broken", State: "failed-to-start", LastError: `session: could not start a session: connect: command "x" not found`})
-	if err := requireAll(mountOptions{}, st); err != nil {
+	if err := requireAll(Options{}, st); err != nil {
 		t.Errorf("without --require-all: %v", err)
 	}
-	err := requireAll(mountOptions{requireAll: true}, st)
-	var ee *exitError
-	if !errors.As(err, &ee) || ee.code != exitServers {
-		t.Fatalf("requireAll = %v, want exit code %d", err, exitServers)
+	err := requireAll(Options{RequireAll: true}, st)
+	if exitcode.Of(err) != exitcode.Servers {
+		t.Fatalf("requireAll = %v, want exit code %d", err, exitcode.Servers)
 	}
 	want := `--require-all: 2 of 5 servers did not start: never: EOF; broken: command "x" not found`
 	if err.Error() != want {
@@ -93,8 +93,8 @@ func TestInert(t *testing.T) {
 		"c1 \u009b2J bidi \u202Eevil\tx\r": "c1 <U+009B>2J bidi <U+202E>evil<U+0009>x<U+000D>",
 		"raw \x9b byte, é kept":            "raw <0x9B> byte, é kept",
 	} {
-		if got := inert(in); got != want {
-			t.Errorf("inert(%q) = %q, want %q", in, got, want)
+		if got := control.Inert(in); got != want {
+			t.Errorf("control.Inert(%q) = %q, want %q", in, got, want)
 		}
 	}
 	if got := shortReason("connect: \x1b[2Kfake\nsecond line"); got != "<U+001B>[2Kfake" {

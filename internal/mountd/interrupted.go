@@ -1,14 +1,12 @@
-package main
+package mountd
 
 import (
 	"context"
 	"fmt"
 	"syscall"
-)
 
-// exitInterrupted: Ctrl-C (SIGINT) before the mount went live, reported as
-// shells report a command SIGINT ended: 128 + 2.
-const exitInterrupted = 128 + int(syscall.SIGINT)
+	"github.com/skillfs/skillfs/internal/exitcode"
+)
 
 // interruptedAtStart is the error of a mount whose start-up ctx (ended by
 // SIGINT or SIGTERM, see main) ended before the mount was live; nothing
@@ -19,7 +17,7 @@ func interruptedAtStart(ctx context.Context) error {
 	// signal.NotifyContext's cause names the signal ("terminated signal
 	// received").
 	if cause := context.Cause(ctx); cause != nil && cause.Error() == syscall.SIGTERM.String()+" signal received" {
-		return &exitError{code: exitOK, err: fmt.Errorf("stopped (SIGTERM) while starting: nothing was mounted")}
+		return exitcode.New(exitcode.OK, fmt.Errorf("stopped (SIGTERM) while starting: nothing was mounted"))
 	}
-	return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted (SIGINT) while starting: nothing was mounted")}
+	return exitcode.New(exitcode.Interrupted, fmt.Errorf("interrupted (SIGINT) while starting: nothing was mounted"))
 }

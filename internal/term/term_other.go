@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package term
 
 import (
 	"os"
@@ -8,7 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func isTerminal(f *os.File) bool {
+// IsTerminal says whether f is a terminal.
+func IsTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TIOCGETA)
 	return err == nil
 }
