@@ -83,7 +83,7 @@ Exit codes: 0 unmounted cleanly, 1 runtime failure, 2 usage or config error,
 			if opts.Xattrs != "on" && opts.Xattrs != "off" {
 				return usageError(fmt.Errorf("--xattrs %q: write on (the user.skillfs.* attributes) or off (none; ls -l is faster)", opts.Xattrs))
 			}
-			if rp := readyPipe(); rp != nil {
+			if rp := mountd.ReadyPipe(); rp != nil {
 				// A --daemon child: the parent waits for this line.
 				opts.Ready, opts.ReadyPipe = rp, rp
 			} else if opts.daemon {
@@ -91,7 +91,7 @@ Exit codes: 0 unmounted cleanly, 1 runtime failure, 2 usage or config error,
 				if err != nil {
 					return usageError(err)
 				}
-				return runDaemon(opts, mnt, cmd.OutOrStdout())
+				return mountd.Daemon(opts.Options, mnt, cmd.OutOrStdout())
 			}
 			if opts.Ready == nil {
 				opts.Ready = cmd.OutOrStdout()

@@ -1,4 +1,4 @@
-package main
+package mountd
 
 import (
 	"bufio"
@@ -31,19 +31,19 @@ const readyFDEnv = "SKILLFS_READY_FD"
 // The state directory they go in is created 0700 when absent and must be
 // the user's alone: a directory another user can write to could hold
 // their links at the default paths.
-func (o *mountOptions) defaultFiles(mnt string) error {
+func (o *Options) defaultFiles(mnt string) error {
 	if o.LogFile != "" && o.PidFile != "" {
 		return nil
 	}
 	dir, err := statefile.Dir()
 	if err != nil {
-		return usageError(err)
+		return exitcode.UsageError(err)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return usageError(fmt.Errorf("state directory: %w (pass --log-file and --pid-file to put them elsewhere)", err))
+		return exitcode.UsageError(fmt.Errorf("state directory: %w (pass --log-file and --pid-file to put them elsewhere)", err))
 	}
 	if err := statefile.CheckDir(dir); err != nil {
-		return usageError(err)
+		return exitcode.UsageError(err)
 	}
 	name := statefile.MountName(mnt)
 	if o.LogFile == "" {
@@ -55,18 +55,19 @@ func (o *mountOptions) defaultFiles(mnt string) error {
 	return nil
 }
 
-// runDaemon starts the background child and waits until its mount is live
-// or it exits. args are the mount command's arguments as given.
-func runDaemon(opts mountOptions, mnt string, stdout io.Writer) error {
+// Daemon starts the background child and waits until its mount is live
+// or it exits. The child runs this binary with the arguments this process
+// was given (os.Args), less --daemon, plus --log-file and --pid-file.
+func Daemon(opts Options, mnt string, stdout io.Writer) error {
 	if err := opts.defaultFiles(mnt); err != nil {
 		return err
 	}
 	logf, err := statefile.OpenOwn(opts.LogFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return usageError(fmt.Errorf("--log-file: %w", err))
+		return exitcode.UsageError(fmt.Errorf("--log-file: %w", err))
 	}
 	if err := statefile.CheckPidPath(opts.PidFile); err != nil {
-		return usageError(err)
+		return exitcode.UsageError(err)
 	}
 	defer logf.Close()
 	start, _ := logf.Seek(0, io.SeekEnd)
@@ -102,7 +103,7 @@ func runDaemon(opts mountOptions, mnt string, stdout io.Writer) error {
 		return nil
 	}
 	werr := cmd.Wait()
-	code := exitFailure
+	code := exitcode.Failure
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) && ee.ExitCode() > 0 {
 		code = ee.ExitCode()
@@ -141,8 +142,8 @@ func logTail(path string, from int64, n int) string {
 	return "  " + strings.Join(lines, "\n  ")
 }
 
-// readyPipe is where a daemon child writes its ready line, or nil.
-func readyPipe() *os.File {
+// ReadyPipe is where a daemon child writes its ready line, or nil.
+func ReadyPipe() *os.File {
 	s := os.Getenv(readyFDEnv)
 	if s == "" {
 		return nil
