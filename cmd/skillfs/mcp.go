@@ -88,6 +88,7 @@ Register it with a host: skillfs integrate claude-code --mcp --write.`,
 
 // runMCP serves the skills on stdio until the host hangs up or ctx ends.
 func runMCP(ctx context.Context, opts mcpOptions) error {
+	opts.Version = versionString()
 	log, _, closeLogs, err := mountd.OpenLogs(&opts.mountOptions.Options)
 	if err != nil {
 		return err

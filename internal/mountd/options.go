@@ -37,6 +37,7 @@ type Options struct {
 	ReadyPipe *os.File
 	// LogOut is where logs go; stderr by default.
 	LogOut io.Writer
-	// Version is skillfs's version, for the control socket's status.
+	// Version is skillfs's version, which the sessions give the servers
+	// (clientInfo).
 	Version string
 }
