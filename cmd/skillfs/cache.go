@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillfs/skillfs/internal/control"
 	"github.com/skillfs/skillfs/internal/mountd"
+	"github.com/skillfs/skillfs/internal/report"
 	"github.com/skillfs/skillfs/internal/retain"
 	"github.com/skillfs/skillfs/internal/store"
 )
@@ -128,7 +129,7 @@ func runCacheList(opts cacheOptions, out io.Writer) error {
 		if id == control.RunDirName {
 			continue // the mounts' sockets, not a server's bytes
 		}
-		fmt.Fprintf(out, "%s\t%s\n", id, humanBytes(retain.DirSize(filepath.Join(st.Root(), id))))
+		fmt.Fprintf(out, "%s\t%s\n", id, report.HumanBytes(retain.DirSize(filepath.Join(st.Root(), id))))
 	}
 	return nil
 }
@@ -186,17 +187,4 @@ func labelOf(id string) string {
 		return id
 	}
 	return id[:i]
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillfs/skillfs/internal/config"
 	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/report"
 	"github.com/skillfs/skillfs/internal/retain"
 )
 
@@ -50,7 +51,7 @@ func printCollected(out io.Writer, rep retain.Report, c config.Cache, dryRun boo
 	for _, d := range rep.Dropped {
 		removedBytes += d.Bytes
 		fmt.Fprintf(out, "%s %s: catalog, approvals and files, %s (unused since %s, more than keep_days %d)\n",
-			verb, d.ID, humanBytes(d.Bytes), d.Used.UTC().Format("2006-01-02"), int(c.Keep()/(24*time.Hour)))
+			verb, d.ID, report.HumanBytes(d.Bytes), d.Used.UTC().Format("2006-01-02"), int(c.Keep()/(24*time.Hour)))
 	}
 	e := rep.Eviction
 	perOrigin := map[string][2]int64{}
@@ -60,14 +61,14 @@ func printCollected(out io.Writer, rep retain.Report, c config.Cache, dryRun boo
 	}
 	for _, id := range slices.Sorted(maps.Keys(perOrigin)) {
 		n := perOrigin[id]
-		fmt.Fprintf(out, "%s %d unheld files of %s, least recently used first: %s\n", verb, n[0], id, humanBytes(n[1]))
+		fmt.Fprintf(out, "%s %d unheld files of %s, least recently used first: %s\n", verb, n[0], id, report.HumanBytes(n[1]))
 	}
 	removedBytes += e.Freed
-	summary := fmt.Sprintf("%s %d server caches and %d files, %s in all", verb, len(rep.Dropped), len(e.Evict), humanBytes(removedBytes))
+	summary := fmt.Sprintf("%s %d server caches and %d files, %s in all", verb, len(rep.Dropped), len(e.Evict), report.HumanBytes(removedBytes))
 	if limit := c.Bound(); limit > 0 {
-		summary += fmt.Sprintf("; files left: %s of max_size %s", humanBytes(e.After()), humanBytes(limit))
+		summary += fmt.Sprintf("; files left: %s of max_size %s", report.HumanBytes(e.After()), report.HumanBytes(limit))
 		if e.OverHeld() {
-			summary += fmt.Sprintf(" (over it: the files running mounts and approvals hold, %s, are kept)", humanBytes(e.HeldBytes))
+			summary += fmt.Sprintf(" (over it: the files running mounts and approvals hold, %s, are kept)", report.HumanBytes(e.HeldBytes))
 		}
 	}
 	if dryRun {

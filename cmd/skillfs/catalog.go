@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillfs/skillfs/internal/control"
 	"github.com/skillfs/skillfs/internal/render"
+	"github.com/skillfs/skillfs/internal/report"
 )
 
 // hookCatalogBytes bounds the catalog `catalog --hook claude-code` prints:
@@ -166,7 +167,7 @@ func hookLine(s string, max int) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
-	return cell(s, max)
+	return report.Cell(s, max)
 }
 
 // claudeHookOutput wraps a catalog as a Claude Code SessionStart hook's

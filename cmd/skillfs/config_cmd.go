@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"regexp"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/skillfs/skillfs/internal/config"
 	"github.com/spf13/cobra"
+
+	"github.com/skillfs/skillfs/internal/config"
+	"github.com/skillfs/skillfs/internal/report"
 )
 
 func newConfigCommand() *cobra.Command {
@@ -86,7 +87,7 @@ func runConfigCheck(out io.Writer, args []string) error {
 	for _, o := range cfg.Origins {
 		switch o.Kind {
 		case config.Stdio:
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", o.Label, o.Kind, shellJoin(append([]string{o.Command}, o.Args...)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", o.Label, o.Kind, report.ShellJoin(append([]string{o.Command}, o.Args...)))
 			for _, k := range sortedKeys(o.Env) {
 				fmt.Fprintf(tw, "\t\tenv %s=***\n", k)
 			}
@@ -94,7 +95,7 @@ func runConfigCheck(out io.Writer, args []string) error {
 				fmt.Fprintf(tw, "\t\tpass_env %s\n", strings.Join(o.PassEnv, " "))
 			}
 			if o.Cwd != "" {
-				fmt.Fprintf(tw, "\t\tcwd %s\n", shellJoin([]string{o.Cwd}))
+				fmt.Fprintf(tw, "\t\tcwd %s\n", report.ShellJoin([]string{o.Cwd}))
 			}
 		default:
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", o.Label, o.Kind, config.MaskURL(o.URL))
@@ -128,20 +129,4 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-var plainWord = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
-
-// shellJoin writes a command line a user can read unambiguously: words
-// with spaces or quotes are quoted.
-func shellJoin(words []string) string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		if plainWord.MatchString(w) {
-			out[i] = w
-		} else {
-			out[i] = fmt.Sprintf("%q", w)
-		}
-	}
-	return strings.Join(out, " ")
 }

@@ -10,17 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
-	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillfs/skillfs/internal/control"
 	"github.com/skillfs/skillfs/internal/exitcode"
 	"github.com/skillfs/skillfs/internal/mountd"
+	"github.com/skillfs/skillfs/internal/report"
 	"github.com/skillfs/skillfs/internal/term"
-	"github.com/skillfs/skillfs/verify"
 )
 
 // controlOptions are the flags every command that talks to a running
@@ -105,33 +102,6 @@ func (o *controlOptions) printJSON(v any) error {
 	return err
 }
 
-func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
-
-// cell renders text from a server for one table cell or line: hidden
-// characters, tabs and newlines in the <U+XXXX> notation, cut to max runes.
-func cell(s string, max int) string {
-	if s == "" {
-		return "-"
-	}
-	v := control.Visible([]byte(s))
-	v = strings.NewReplacer("\t", "<U+0009>", "\n", "<U+000A>").Replace(v)
-	if max > 0 && utf8.RuneCountInString(v) > max {
-		v = string([]rune(v)[:max-1]) + "…"
-	}
-	return v
-}
-
-func list(ss []string) string {
-	if len(ss) == 0 {
-		return "-"
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = cell(s, 0)
-	}
-	return strings.Join(out, ",")
-}
-
 func newControlCommands() []*cobra.Command {
 	return []*cobra.Command{
 		newStatusCommand(), newListCommand(), newInspectCommand(), newPendingCommand(),
@@ -184,44 +154,8 @@ func newStatusCommand() *cobra.Command {
 			if opts.json {
 				return opts.printJSON(st)
 			}
-			return printStatus(opts.out, st)
+			return report.Status(opts.out, st)
 		})
-}
-
-func printStatus(w io.Writer, st control.StatusReport) error {
-	fmt.Fprintf(w, "mount    %s (pid %d, up %s)\n", st.Mount.Path, st.Mount.PID, st.Uptime)
-	fmt.Fprintf(w, "cache    %s (%s)\n", st.Mount.CacheDir, humanBytes(st.CacheBytes))
-	if c := st.Cache; c.HeldOverMaxSize > 0 {
-		fmt.Fprintf(w, "         over cache.max_size %s: the files mounts and approvals hold take %s and are kept\n", humanBytes(c.MaxSize), humanBytes(c.HeldOverMaxSize))
-	}
-	fmt.Fprintf(w, "version  %s\n", st.Version)
-	if st.State == control.MountStarting {
-		fmt.Fprintf(w, "state    %s\n", startingLine(st))
-	}
-	if r := st.Reload; r != nil {
-		fmt.Fprintf(w, "reload   FAILED %s ago, serving the servers as they were: %s\n", time.Since(r.At).Round(time.Second), cell(r.Error, 0))
-	}
-	fmt.Fprintln(w)
-	tw := newTable(w)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tPROTOCOL\tAVAILABLE\tPENDING\tFAILED\tREJECTED\tFETCHED/BUDGET\tLAST ERROR")
-	for _, s := range st.Servers {
-		budget := "unlimited"
-		if s.Budget > 0 {
-			budget = humanBytes(s.Budget)
-		}
-		lastErr := "-"
-		if s.LastError != "" {
-			lastErr = fmt.Sprintf("%s ago: %s", time.Since(s.LastErrorAt).Round(time.Second), cell(s.LastError, 100))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s / %s\t%s\n", s.Label, s.State, cell(s.Protocol, 0),
-			s.Available, s.Pending, s.Failed, s.Rejected, humanBytes(s.BytesFetched), budget, lastErr)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	printExits(w, st)
-	printStderrWarnings(w, st)
-	return printPendingWhy(w, st.Servers)
 }
 
 func newListCommand() *cobra.Command {
@@ -244,7 +178,7 @@ func newListCommand() *cobra.Command {
 				_, err := fmt.Fprintln(opts.out, emptyListNote(ctx, c, label))
 				return err
 			}
-			tw := newTable(opts.out)
+			tw := report.NewTable(opts.out)
 			fmt.Fprintln(tw, "PATH\tSTATE\tAPPROVAL\tFLAGS")
 			for _, s := range skills {
 				p := s.Path
@@ -255,31 +189,10 @@ func newListCommand() *cobra.Command {
 				if s.Reason != "" {
 					state += " (" + s.Reason + ")"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(p, 0), cell(state, 60), cell(s.Approval, 0), list(s.Flags))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", report.Cell(p, 0), report.Cell(state, 60), report.Cell(s.Approval, 0), report.List(s.Flags))
 			}
 			return tw.Flush()
 		})
-}
-
-// flagReasons say what each content flag means to the person approving.
-var flagReasons = map[string]string{
-	string(verify.FlagTagChars):         "invisible Unicode tag characters, known to hide instructions",
-	string(verify.FlagBidi):             "bidi controls: the text displays in another order than a model reads it",
-	string(verify.FlagZeroWidth):        "zero-width characters",
-	string(verify.FlagHTMLComment):      "an HTML comment: hidden when rendered, read by the model",
-	string(verify.FlagAllowedTools):     "asks for allowed-tools (ignored: the mount grants nothing)",
-	string(verify.FlagHooks):            "asks for hooks (ignored: the mount runs nothing)",
-	string(verify.FlagPermissions):      "a frontmatter field some hosts read as a grant of tools or permissions",
-	string(verify.FlagCommandExpansion): "a !`cmd` expansion some hosts run before the model sees the text",
-	"nested-skill":                      "inside another skill's directory: that skill's files include it",
-}
-
-type inspectOutput struct {
-	control.Inspection
-	SkillMD *string `json:"skill_md,omitempty"`
-	// exact: SkillMD is the file's bytes as they are, not made visible
-	// (stdout is not a terminal).
-	exact bool
 }
 
 func newInspectCommand() *cobra.Command {
@@ -322,109 +235,15 @@ exact bytes (--json keeps the <U+XXXX> form).
 			if err != nil {
 				return remote(err)
 			}
-			out := inspectOutput{Inspection: ins, SkillMD: md, exact: exact}
+			out := report.Inspected{Inspection: ins, SkillMD: md, Exact: exact}
 			if opts.json {
 				return opts.printJSON(out)
 			}
-			return printInspection(opts.out, out)
+			return report.Inspection(opts.out, out)
 		})
 	cmd.Flags().BoolVar(&show, "show", false, "also print SKILL.md (verified): invisible characters made visible on a terminal, its exact bytes otherwise")
 	cmd.Flags().StringVar(&opts.origin, "origin", "", "the argument is a URI of this server (`LABEL`)")
 	return cmd
-}
-
-func printInspection(w io.Writer, in inspectOutput) error {
-	s := in.Skill
-	tw := newTable(w)
-	fmt.Fprintf(tw, "skill\t%s\n", cell(s.Path, 0))
-	fmt.Fprintf(tw, "origin\t%s\n", s.Origin)
-	fmt.Fprintf(tw, "uri\t%s\n", cell(s.URI, 0))
-	fmt.Fprintf(tw, "name\t%s\n", cell(s.Name, 0))
-	fmt.Fprintf(tw, "description\t%s\n", cell(s.Description, 200))
-	state := string(s.State)
-	if s.Reason != "" {
-		state += " (" + s.Reason + ")"
-	}
-	fmt.Fprintf(tw, "state\t%s\n", cell(state, 0))
-	if s.Detail != "" {
-		fmt.Fprintf(tw, "detail\t%s\n", cell(s.Detail, 200))
-	}
-	fmt.Fprintf(tw, "approval\t%s\n", approvalLine(in.Approval))
-	if in.Binding != "" {
-		// What `skillfs approve --binding` names to approve exactly this.
-		fmt.Fprintf(tw, "binding\t%s\n", cell(in.Binding, 0))
-	}
-	tw.Flush()
-	if a := in.Approval; a != nil && a.Bound != nil {
-		fmt.Fprintf(w, "bound to  origin %s (fingerprint %s), %s, %d files:\n", cell(a.Bound.Origin, 0), cell(a.Bound.Fingerprint, 0), cell(a.Bound.URI, 0), len(a.Bound.Resources))
-		for _, r := range a.Bound.Resources {
-			fmt.Fprintf(w, "  %s %s\n", cell(string(r.Digest), 0), cell(r.URI, 0))
-		}
-	}
-	if len(s.Flags) > 0 {
-		fmt.Fprintln(w, "\nflags:")
-		for _, f := range s.Flags {
-			reason := flagReasons[f]
-			if reason == "" {
-				reason = "see index.json"
-			}
-			fmt.Fprintf(w, "  %s: %s\n", cell(f, 0), reason)
-		}
-	}
-	fmt.Fprintln(w)
-	tw = newTable(w)
-	fmt.Fprintln(tw, "FILE\tSIZE\tDIGEST\tVERIFIED\tCACHED")
-	for _, f := range in.Files {
-		// Files are named within the skill; --json keeps mount-relative paths.
-		name := strings.TrimPrefix(f.Path, in.Skill.Path+"/")
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", cell(name, 0), f.Size, cell(f.Digest, 0), yesNo(f.Verified), yesNo(f.Cached))
-	}
-	tw.Flush()
-	if len(in.Entry) > 0 && string(in.Entry) != "null" {
-		var pretty strings.Builder
-		var v any
-		if json.Unmarshal(in.Entry, &v) == nil {
-			b, _ := json.MarshalIndent(v, "", "  ")
-			pretty.Write(b)
-		} else {
-			pretty.Write(in.Entry)
-		}
-		fmt.Fprintf(w, "\nentry (as the server sent it):\n%s\n", control.Visible([]byte(pretty.String())))
-	}
-	if in.SkillMD != nil {
-		note := "verified; <U+XXXX> is an invisible or control character"
-		if in.exact {
-			note = "verified; its exact bytes"
-		}
-		fmt.Fprintf(w, "\n----- SKILL.md (%s) -----\n%s", note, *in.SkillMD)
-		if !strings.HasSuffix(*in.SkillMD, "\n") {
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintln(w, "----- end of SKILL.md -----")
-		if in.Binding != "" && in.Approval != nil && in.Approval.Required {
-			fmt.Fprintf(w, "To approve exactly what this shows: skillfs approve --binding %s %s\n", cell(in.Binding, 0), cell(in.Skill.Path, 0))
-		}
-	}
-	return nil
-}
-
-func approvalLine(a *control.ApprovalState) string {
-	switch {
-	case a == nil:
-		return "-"
-	case !a.Required:
-		return "not required"
-	case !a.At.IsZero():
-		return fmt.Sprintf("%s (approved %s)", a.State, a.At.Local().Format(time.RFC3339))
-	}
-	return a.State
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }
 
 func newPendingCommand() *cobra.Command {
@@ -443,55 +262,8 @@ func newPendingCommand() *cobra.Command {
 				fmt.Fprintln(opts.out, "no skills are waiting for approval")
 				return nil
 			}
-			return printPending(opts.out, ps)
+			return report.Pending(opts.out, ps)
 		})
-}
-
-func printPending(w io.Writer, ps []control.Pending) error {
-	tw := newTable(w)
-	fmt.Fprintln(tw, "PATH\tKIND\tFLAGS\tCHANGE")
-	entry := 0
-	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(p.Skill.Path, 0), whyKind(p), list(p.Skill.Flags), changeLine(p.Changed))
-		if p.Why == control.WhyServerEntry {
-			entry++
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if entry > 0 {
-		fmt.Fprintf(w, "server entry changed (%d): %s\n", entry, serverEntryChanged)
-	}
-	return nil
-}
-
-func pendingKind(p control.Pending) string {
-	if p.Changed == nil {
-		return "new"
-	}
-	return "changed"
-}
-
-// changeLine: +added -removed ~changed, and the frontmatter fields.
-func changeLine(c *control.ApprovalChange) string {
-	if c == nil {
-		return "-"
-	}
-	var parts []string
-	for _, f := range c.Added {
-		parts = append(parts, "+"+cell(f, 0))
-	}
-	for _, f := range c.Removed {
-		parts = append(parts, "-"+cell(f, 0))
-	}
-	for _, f := range c.Changed {
-		parts = append(parts, "~"+cell(f, 0))
-	}
-	if len(c.Frontmatter) > 0 {
-		parts = append(parts, "frontmatter: "+list(c.Frontmatter))
-	}
-	return strings.Join(parts, " ")
 }
 
 type approveOptions struct {
@@ -619,7 +391,7 @@ func checkBinding(binding string, ref control.SkillRef, name string) error {
 		return nil
 	}
 	return exitcode.New(exitFailure, fmt.Errorf("%s is no longer the skill you were shown: you gave binding %s, the mount now holds %s (the server changed it); nothing was approved: read it again with `skillfs inspect --show %s`",
-		cell(name, 0), cell(binding, 0), cell(ref.Binding, 0), cell(name, 0)))
+		report.Cell(name, 0), report.Cell(binding, 0), report.Cell(ref.Binding, 0), report.Cell(name, 0)))
 }
 
 // pageReviews shows each chosen skill in full, through the pager on a
@@ -640,9 +412,9 @@ func pageReviews(ctx context.Context, c *control.Client, out *bufio.Writer, raw 
 // their bindings.
 func listApprovals(w io.Writer, chosen []control.Pending) {
 	fmt.Fprintln(w, "These skills will be approved exactly as shown here (see `skillfs inspect --show PATH`); if the server changes one before the mount approves it, it is not approved:")
-	printPending(w, chosen)
+	report.Pending(w, chosen)
 	for _, p := range chosen {
-		fmt.Fprintf(w, "  %s binding %s\n", cell(p.Skill.Path, 0), p.Binding)
+		fmt.Fprintf(w, "  %s binding %s\n", report.Cell(p.Skill.Path, 0), p.Binding)
 	}
 }
 
@@ -680,11 +452,11 @@ func reportApprovals(opts approveOptions, done []control.SkillInfo) error {
 			}
 			switch {
 			case s.Approval != "approved":
-				fmt.Fprintf(opts.out, "not approved %s: %s\n", cell(name, 0), cell(s.Detail, 0))
+				fmt.Fprintf(opts.out, "not approved %s: %s\n", report.Cell(name, 0), report.Cell(s.Detail, 0))
 			case s.Detail == "already approved; nothing changed":
-				fmt.Fprintf(opts.out, "approved %s (already approved; nothing changed)\n", cell(name, 0))
+				fmt.Fprintf(opts.out, "approved %s (already approved; nothing changed)\n", report.Cell(name, 0))
 			default:
-				fmt.Fprintf(opts.out, "approved %s\n", cell(name, 0))
+				fmt.Fprintf(opts.out, "approved %s\n", report.Cell(name, 0))
 			}
 		}
 	}
@@ -764,10 +536,10 @@ func newRevokeCommand() *cobra.Command {
 			}
 			for _, s := range done {
 				if s.Detail == "not approved; nothing to revoke" {
-					fmt.Fprintf(opts.out, "not revoked %s: it was not approved\n", cell(s.Path, 0))
+					fmt.Fprintf(opts.out, "not revoked %s: it was not approved\n", report.Cell(s.Path, 0))
 					continue
 				}
-				fmt.Fprintf(opts.out, "revoked %s\n", cell(s.Path, 0))
+				fmt.Fprintf(opts.out, "revoked %s\n", report.Cell(s.Path, 0))
 			}
 			return nil
 		})
@@ -801,9 +573,9 @@ remounting. To keep it across restarts, add the URI to the server's pin list.
 			case "pending", "changed":
 				// Confirmed, but held back until a person approves it.
 				fmt.Fprintf(opts.out, "added %s (%s), pending approval: it is not in the mount until you run skillfs approve %s\n",
-					cell(s.Path, 0), cell(s.URI, 0), cell(s.Path, 0))
+					report.Cell(s.Path, 0), report.Cell(s.URI, 0), report.Cell(s.Path, 0))
 			default:
-				fmt.Fprintf(opts.out, "added %s (%s)\n", cell(s.Path, 0), cell(s.URI, 0))
+				fmt.Fprintf(opts.out, "added %s (%s)\n", report.Cell(s.Path, 0), report.Cell(s.URI, 0))
 			}
 			return nil
 		})

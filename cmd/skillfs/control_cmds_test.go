@@ -101,12 +101,3 @@ func TestApproveAsksOnTheTerminal(t *testing.T) {
 		t.Errorf("without a terminal: %v", err)
 	}
 }
-
-func TestCellMakesServerTextOneLine(t *testing.T) {
-	if got := cell("a\tb\nc\u202e", 0); got != "a<U+0009>b<U+000A>c<U+202E>" {
-		t.Errorf("cell = %q", got)
-	}
-	if got := cell("", 0); got != "-" {
-		t.Errorf("empty cell = %q", got)
-	}
-}

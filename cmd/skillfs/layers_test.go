@@ -19,7 +19,7 @@ var layers = [][]string{
 	{"cmd/skillfs"},
 	{"internal/mountd"},
 	{"fs", "internal/demo", "internal/mcpserve", "internal/integrate", "internal/retain"},
-	{"internal/vfs", "internal/skillserver"},
+	{"internal/vfs", "internal/skillserver", "internal/report"},
 	{"resolver", "internal/store", "internal/render", "internal/control"},
 	{"internal/config", "verify", "internal/control/wire", "resolver/transport", "internal/textdiff", "internal/statefile", "internal/manpage", "internal/exitcode", "internal/term"},
 	{"internal/skill"},

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillfs/skillfs/internal/control"
+	"github.com/skillfs/skillfs/internal/report"
 )
 
 func newReloadCommand() *cobra.Command {
@@ -46,7 +47,7 @@ func printReload(w io.Writer, r control.ReloadResult) error {
 		labels []string
 	}{{"added", r.Added}, {"removed", r.Removed}, {"changed", r.Changed}} {
 		for _, l := range part.labels {
-			fmt.Fprintf(w, "%-8s %s\n", part.what, cell(l, 0))
+			fmt.Fprintf(w, "%-8s %s\n", part.what, report.Cell(l, 0))
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/skillfs/skillfs/internal/control"
 	"github.com/skillfs/skillfs/internal/exitcode"
+	"github.com/skillfs/skillfs/internal/report"
 	"github.com/skillfs/skillfs/internal/vfs"
 	"github.com/skillfs/skillfs/resolver"
 )
@@ -43,10 +44,10 @@ func LiveSummary(st vfs.Status) string {
 			connecting++
 		}
 	}
-	parts := []string{Plural(len(st.Origins), "server")}
+	parts := []string{report.Plural(len(st.Origins), "server")}
 	switch {
 	case connected > 0:
-		parts = append(parts, fmt.Sprintf("%d connected (%s)", connected, Plural(skills, "skill")))
+		parts = append(parts, fmt.Sprintf("%d connected (%s)", connected, report.Plural(skills, "skill")))
 	case noSkills == 0:
 		parts = append(parts, "none connected")
 	}
@@ -82,7 +83,7 @@ func requireAll(opts Options, st vfs.Status) error {
 		return nil
 	}
 	return exitcode.New(exitcode.Servers, fmt.Errorf("--require-all: %d of %s did not start: %s",
-		len(bad), Plural(len(st.Origins), "server"), strings.Join(bad, "; ")))
+		len(bad), report.Plural(len(st.Origins), "server"), strings.Join(bad, "; ")))
 }
 
 // maxReason bounds a reason on the ready line; status.json has it whole.
@@ -110,12 +111,4 @@ func shortReason(lastError string) string {
 		r = string(rs[:maxReason-1]) + "…"
 	}
 	return r
-}
-
-// Plural is n and noun, in the plural unless n is 1: "1 server", "3 skills".
-func Plural(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

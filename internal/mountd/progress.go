@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/skillfs/skillfs/internal/report"
 	"github.com/skillfs/skillfs/internal/term"
 	"github.com/skillfs/skillfs/internal/vfs"
 	"github.com/skillfs/skillfs/resolver"
@@ -49,5 +50,5 @@ func progressLine(st vfs.Status) string {
 		}
 		skills += o.Skills
 	}
-	return fmt.Sprintf("skillfs: starting: %d of %s answered, %s listed", answered, Plural(len(st.Origins), "server"), Plural(skills, "skill"))
+	return fmt.Sprintf("skillfs: starting: %d of %s answered, %s listed", answered, report.Plural(len(st.Origins), "server"), report.Plural(skills, "skill"))
 }
