@@ -62,9 +62,10 @@ type shared struct {
 // Behaviour comes from vfs; node only translates.
 type node struct {
 	gofs.Inode
-	sh   *shared
-	path string // mount-relative; "" for the root and for files (see where)
-	dir  bool
+	readOnly // the refusals (readonly.go)
+	sh       *shared
+	path     string // mount-relative; "" for the root and for files (see where)
+	dir      bool
 	// file is the version of a server's file this inode serves; nil for
 	// directories and generated files, which are served by path.
 	file *vfs.File
@@ -94,11 +95,12 @@ func (n *node) where() string {
 	return n.path
 }
 
-func (n *node) child(name string) string {
-	if n.path == "" {
+// childPath is the mount-relative path of name in the directory at dir.
+func childPath(dir, name string) string {
+	if dir == "" {
 		return name
 	}
-	return n.path + "/" + name
+	return dir + "/" + name
 }
 
 // parentPath is the mount-relative path of p's directory; the root is its
@@ -128,7 +130,7 @@ func (sh *shared) fill(a vfs.Attr, out *fuse.Attr) {
 }
 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	p := n.child(name)
+	p := childPath(n.path, name)
 	a, fl, err := n.sh.v.Lookup(ctx, p)
 	if err != nil {
 		out.SetEntryTimeout(n.sh.negativeTimeout(n.where()))

@@ -8,9 +8,16 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// Every mutating operation answers EROFS here, in the node type, and not
-// only through the ro mount option: go-fuse answers some operations itself
-// when a node does not implement them (unlink, for one, would "succeed").
+// readOnly refuses every operation that would change the tree: each
+// answers EROFS, but Fsync, which succeeds (there is nothing to flush).
+// The refusals are made here, in the node type, and not only through the
+// ro mount option: go-fuse answers some operations itself when a node does
+// not implement them (unlink, for one, would "succeed"). node embeds
+// readOnly by value, so that go-fuse's interface checks find these methods
+// on every node, promoted, as the assertions below check at compile time.
+// It holds nothing: the answer is the same for every node, directory or
+// file.
+type readOnly struct{}
 
 var (
 	_ = (gofs.NodeSetattrer)((*node)(nil))
@@ -30,55 +37,55 @@ var (
 	_ = (gofs.NodeFsyncer)((*node)(nil))
 )
 
-func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+func (readOnly) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	return syscall.EROFS
 }
 
-func (n *node) Write(ctx context.Context, f gofs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+func (readOnly) Write(ctx context.Context, f gofs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
 	return 0, syscall.EROFS
 }
 
-func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+func (readOnly) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
 	return nil, nil, 0, syscall.EROFS
 }
 
-func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+func (readOnly) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	return nil, syscall.EROFS
 }
 
-func (n *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+func (readOnly) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	return nil, syscall.EROFS
 }
 
-func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+func (readOnly) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	return nil, syscall.EROFS
 }
 
-func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+func (readOnly) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	return nil, syscall.EROFS
 }
 
-func (n *node) Unlink(ctx context.Context, name string) syscall.Errno { return syscall.EROFS }
+func (readOnly) Unlink(ctx context.Context, name string) syscall.Errno { return syscall.EROFS }
 
-func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno { return syscall.EROFS }
+func (readOnly) Rmdir(ctx context.Context, name string) syscall.Errno { return syscall.EROFS }
 
-func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+func (readOnly) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
 	return syscall.EROFS
 }
 
-func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+func (readOnly) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
 	return syscall.EROFS
 }
 
-func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno { return syscall.EROFS }
+func (readOnly) Removexattr(ctx context.Context, attr string) syscall.Errno { return syscall.EROFS }
 
-func (n *node) Allocate(ctx context.Context, f gofs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
+func (readOnly) Allocate(ctx context.Context, f gofs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
 	return syscall.EROFS
 }
 
-func (n *node) CopyFileRange(ctx context.Context, fhIn gofs.FileHandle, offIn uint64, out *gofs.Inode, fhOut gofs.FileHandle, offOut uint64, len uint64, flags uint64) (uint32, syscall.Errno) {
+func (readOnly) CopyFileRange(ctx context.Context, fhIn gofs.FileHandle, offIn uint64, out *gofs.Inode, fhOut gofs.FileHandle, offOut uint64, len uint64, flags uint64) (uint32, syscall.Errno) {
 	return 0, syscall.EROFS
 }
 
 // Fsync has nothing to flush; it succeeds so that readers that fsync do not fail.
-func (n *node) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) syscall.Errno { return 0 }
+func (readOnly) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) syscall.Errno { return 0 }
