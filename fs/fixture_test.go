@@ -126,6 +126,26 @@ func (f *fixture) expected(msg string) bool {
 	return false
 }
 
+// mount mounts the fixture's tree for real on a t.TempDir(), as Start
+// mounts it for skillfs, and unmounts it in t.Cleanup; it skips the test
+// where FUSE cannot be mounted, which it finds out by trying. The test
+// process serves the mount, so it must not touch it: a child process does
+// (see TestMountRefusesEveryMutation).
+func (f *fixture) mount(t *testing.T) string {
+	t.Helper()
+	mnt := t.TempDir()
+	m, err := Start(mnt, f.v, Options{Logger: f.logs.Logger()})
+	if err != nil {
+		t.Skipf("cannot mount FUSE here: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := m.Unmount(); err != nil {
+			t.Errorf("unmount %s: %v", mnt, err)
+		}
+	})
+	return mnt
+}
+
 // walk looks p up from the root, one name at a time, the way the kernel
 // does, and returns its node.
 func (f *fixture) walk(t *testing.T, p string) *node {

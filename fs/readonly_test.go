@@ -92,10 +92,19 @@ func TestRawMutationsAreEROFS(t *testing.T) {
 		"open trunc":  raw.Open(cancel, &fuse.OpenIn{InHeader: hdr(file), Flags: syscall.O_WRONLY | syscall.O_TRUNC}, &fuse.OpenOut{}),
 		"fallocate":   raw.Fallocate(cancel, &fuse.FallocateIn{InHeader: hdr(file), Length: 4096}),
 		"write":       second(raw.Write(cancel, &fuse.WriteIn{InHeader: hdr(file)}, []byte("x"))),
+		"copy_range":  second(raw.CopyFileRange(cancel, &fuse.CopyFileRangeIn{InHeader: hdr(file), NodeIdOut: file, Len: 16})),
 	} {
 		if st != fuse.EROFS {
 			t.Errorf("%s: %v, want EROFS", op, st)
 		}
+	}
+	// Nothing to flush: fsync succeeds, where go-fuse would answer ENOTSUP
+	// for a node without Fsync.
+	if st := raw.Fsync(cancel, &fuse.FsyncIn{InHeader: hdr(file)}); st != fuse.OK {
+		t.Errorf("fsync: %v, want OK", st)
+	}
+	if st := raw.FsyncDir(cancel, &fuse.FsyncIn{InHeader: hdr(dir)}); st != fuse.OK {
+		t.Errorf("fsyncdir: %v, want OK", st)
 	}
 	// The tree is as it was.
 	lookup(dir, "data.txt")
