@@ -29,7 +29,7 @@ type Exit struct {
 }
 
 // recordExit keeps e as the origin's last exit; transport.Options.OnExit.
-func (o *Session) recordExit(e transport.Exit) {
+func (out *output) recordExit(e transport.Exit) {
 	x := &Exit{At: e.At, Status: e.Status(), Code: e.Code, Signal: int(e.Signal), Dropped: e.Dropped}
 	for _, line := range e.Stderr {
 		// A URL's secrets are masked here as everywhere a Session's
@@ -37,7 +37,7 @@ func (o *Session) recordExit(e transport.Exit) {
 		// server's own output, shown to its user as it wrote it.
 		x.Stderr = append(x.Stderr, verify.Visible(config.MaskURLs(line)))
 	}
-	o.mu.Lock()
-	o.status.Exit = x
-	o.mu.Unlock()
+	out.mu.Lock()
+	out.exit = x
+	out.mu.Unlock()
 }

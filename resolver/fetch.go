@@ -65,7 +65,7 @@ func (o *Session) fetch(ctx context.Context, r skill.Resource, acct *budget) (_ 
 }
 
 func (o *Session) read(ctx context.Context, uri string, cap int64) ([]byte, error) {
-	cs, err := o.session(ctx)
+	l, err := o.board.session(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -75,19 +75,17 @@ func (o *Session) read(ctx context.Context, uri string, cap int64) ([]byte, erro
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.limits.CallTimeout)
 	defer cancel()
-	o.mu.Lock()
-	o.status.Reads++
-	o.mu.Unlock()
+	o.reads.Add(1)
 	lctx := transport.WithResponseLimit(cctx, readLimit(cap, maxFrame(o.limits.MaxFileSize)))
 	// The server's own spelling, as its entry listed it: a server may match
 	// URIs as exact strings (go-sdk's resource table does), so a host that
 	// sent its canonical form instead would miss a file listed as %2A where
 	// the canonical form has "*". The answer is matched canonically.
-	res, err := cs.ReadResource(lctx, &mcp.ReadResourceParams{URI: uri})
+	res, err := l.cs.ReadResource(lctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
-		return nil, o.lost(cs, classify(err))
+		return nil, o.board.lost(l, classify(err))
 	}
-	evictLater(cs, uri, res)
+	evictLater(l.cs, uri, res)
 	var found *mcp.ResourceContents
 	for _, c := range res.Contents {
 		if c == nil {

@@ -146,11 +146,8 @@ func keepInstructions(s string) string {
 // caps: the one that would cross a cap is not held, and no further one is
 // asked for.
 func (l *lister) confirmNamed(ctx context.Context) {
-	o := l.o
-	o.mu.Lock()
-	named, cut := o.named, o.namedCut
-	o.mu.Unlock()
-	cat := l.cat
+	o, cat := l.o, l.cat
+	named, cut := l.live.named, l.live.namedCut
 	note := func(why string) {
 		if cat.Truncated == "" {
 			cat.Truncated = why

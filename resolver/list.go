@@ -96,12 +96,12 @@ func clip(s string, n int) string {
 
 // enumerate follows skills/list to its end within the origin's caps, checks
 // every entry, and confirms the pinned URIs.
-func (o *Session) enumerate(ctx context.Context, cs *mcp.ClientSession) (*Catalog, error) {
+func (o *Session) enumerate(ctx context.Context, live *link) (*Catalog, error) {
 	lctx, cancel := context.WithTimeout(ctx, o.limits.ListTimeout)
 	defer cancel()
 	cat := &Catalog{CacheScope: ScopePublic}
-	l := &lister{o: o, cat: cat, byURI: map[string]int{}, conflicted: map[string]bool{}}
-	if err := l.listPages(ctx, lctx, cs); err != nil {
+	l := &lister{o: o, live: live, cat: cat, byURI: map[string]int{}, conflicted: map[string]bool{}}
+	if err := l.listPages(ctx, lctx); err != nil {
 		return nil, err
 	}
 	if cat.Truncated != "" {
@@ -124,8 +124,8 @@ func (o *Session) enumerate(ctx context.Context, cs *mcp.ClientSession) (*Catalo
 // the last page, a cap, a repeated cursor or a failed page; a listing that
 // stops early says why in l.cat.Truncated. Only a first page that fails is
 // an error.
-func (l *lister) listPages(ctx, lctx context.Context, cs *mcp.ClientSession) error {
-	o, cat := l.o, l.cat
+func (l *lister) listPages(ctx, lctx context.Context) error {
+	o, cat, cs := l.o, l.cat, l.live.cs
 	seenCursors := map[string]bool{}
 	cursor := ""
 	call := func(ctx context.Context, cursor string) (*listResult, error) {
@@ -213,6 +213,7 @@ func (cat *Catalog) noteAnswer(page int, res *listResult) {
 // A lister builds one catalog and counts what it costs against the caps.
 type lister struct {
 	o          *Session
+	live       *link // the session listed
 	cat        *Catalog
 	byURI      map[string]int // canonical uri → index in cat.Skills
 	conflicted map[string]bool
@@ -478,21 +479,18 @@ func (o *Session) getSkill(ctx context.Context, uri string) (_ *verify.Skill, si
 	if len(want.Segments) == 0 || want.Name() != "SKILL.md" {
 		return nil, 0, &verify.Error{Reason: verify.NotSkillMD, Subject: uri, Detail: "skills/get takes the URI of a skill's SKILL.md (…/SKILL.md)"}
 	}
-	cs, err := o.session(ctx)
+	l, err := o.board.session(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("skills/get %s: %w", uri, err)
 	}
-	o.mu.Lock()
-	declared := o.declared
-	o.mu.Unlock()
-	if !declared {
+	if !l.declared {
 		return nil, 0, fmt.Errorf("skills/get %s: %w", uri, ErrNoSkills)
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.limits.CallTimeout)
 	defer cancel()
-	res, err := mcp.CallCustomMethod[*getParams, *getResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, skill.MethodGet, &getParams{GetParams: skill.GetParams{URI: uri}})
+	res, err := mcp.CallCustomMethod[*getParams, *getResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), l.cs, skill.MethodGet, &getParams{GetParams: skill.GetParams{URI: uri}})
 	if err != nil {
-		return nil, 0, fmt.Errorf("skills/get %s: %w", uri, o.lost(cs, classify(err)))
+		return nil, 0, fmt.Errorf("skills/get %s: %w", uri, o.board.lost(l, classify(err)))
 	}
 	if len(res.Skill) == 0 {
 		return nil, 0, fmt.Errorf("skills/get %s: %w: no skill in the result", uri, ErrMalformed)
@@ -536,7 +534,7 @@ func (o *Session) ReadDir(ctx context.Context, dir verify.URI) (_ []DirChild, er
 	if !o.DirectoryRead() {
 		return nil, ErrNoDirectoryRead
 	}
-	cs, err := o.session(ctx)
+	l, err := o.board.session(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("directory read %s: %w", dir, err)
 	}
@@ -546,11 +544,11 @@ func (o *Session) ReadDir(ctx context.Context, dir verify.URI) (_ []DirChild, er
 	cursor := ""
 	for page := 0; page < o.limits.MaxDirPages; page++ {
 		cctx, cancel := context.WithTimeout(ctx, o.limits.CallTimeout)
-		res, err := mcp.CallCustomMethod[*readDirParams, *readDirResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), cs, skill.MethodReadDir, &readDirParams{ReadDirParams: skill.ReadDirParams{URI: dir.String(), Cursor: cursor}})
+		res, err := mcp.CallCustomMethod[*readDirParams, *readDirResult](transport.WithResponseLimit(cctx, maxFrame(o.limits.MaxFileSize)), l.cs, skill.MethodReadDir, &readDirParams{ReadDirParams: skill.ReadDirParams{URI: dir.String(), Cursor: cursor}})
 		cancel()
 		if err != nil {
 			if page == 0 {
-				return nil, fmt.Errorf("directory read %s: %w", dir, o.lost(cs, classify(err)))
+				return nil, fmt.Errorf("directory read %s: %w", dir, o.board.lost(l, classify(err)))
 			}
 			o.log.Warn("directory read truncated", "op", "readdir", "uri", dir.String(), "err", err)
 			return out, nil

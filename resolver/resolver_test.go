@@ -123,10 +123,11 @@ func TestFetchLeavesNothingInTheSDKCache(t *testing.T) {
 			}
 		}
 	}
-	cs, err := r.o.session(context.Background())
+	l, err := r.o.board.session(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
+	cs := l.cs
 	if p := cs.InitializeResult().ProtocolVersion; p < "2026-07-28" {
 		t.Skipf("protocol %s has no read cache", p)
 	}

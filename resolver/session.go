@@ -7,17 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/exec"
-	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillfs/skillfs/internal/config"
-	"github.com/skillfs/skillfs/internal/skill"
-	"github.com/skillfs/skillfs/resolver/transport"
 	"github.com/skillfs/skillfs/verify"
 )
 
@@ -109,14 +104,10 @@ type Session struct {
 	limits  config.Limits
 	log     *slog.Logger
 	entries verify.EntryOptions
-	relist  chan struct{}
-
-	mu      sync.Mutex
-	changed chan struct{} // closed and replaced on every state change
-	// cancelSession ends the context the live session was connected with.
-	cancelSession context.CancelFunc
-	sess          *mcp.ClientSession
-	status        Status
+	relist  relister
+	dial    dialer
+	board   board
+	out     output
 	// budget counts bytes reserved or fetched against Limits.Budget over
 	// the sliding Limits.BudgetWindow.
 	budget *budget
@@ -124,21 +115,11 @@ type Session struct {
 	// Limits.Budget over the same window: kept files never take what
 	// reads need.
 	keepBudget *budget
+	reads      atomic.Int64 // resources/read requests sent (Status.Reads)
 	// now and sleep are time.Now and a context-aware sleep; tests replace
 	// them.
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration)
-	// held maps the canonical SKILL.md URI of every skill in the last
-	// catalog, for skills/get lookups that must not duplicate listing work.
-	held map[string]bool
-	// named are the skill URIs the live session's instructions name, at
-	// most MaxNamedSkills; namedCut: they name more (instructions.go).
-	named    []string
-	namedCut bool
-	// declared: the live session's server declared the skills extension.
-	// The Final text has clients call skills/list and skills/get only
-	// after seeing that declaration.
-	declared bool
 }
 
 // New returns a Session; Run starts it.
@@ -157,120 +138,35 @@ func New(opts Options) *Session {
 			Strict:      cfg.Strict,
 			MaxFileSize: cfg.Limits.MaxFileSize,
 		},
-		relist:     make(chan struct{}, 1),
-		changed:    make(chan struct{}),
+		relist: newRelister(cmp.Or(opts.RelistGap, DefaultRelistGap)),
+		board: newBoard(Status{State: StateConnecting, Budget: cfg.Limits.Budget, BudgetWindow: cfg.Limits.BudgetWindow,
+			KeepBudget: KeepBudget(cfg.Limits.Budget)}),
 		budget:     newBudget(cfg.Limits.Budget, cfg.Limits.BudgetWindow),
 		keepBudget: newBudget(KeepBudget(cfg.Limits.Budget), cfg.Limits.BudgetWindow),
 		now:        time.Now,
 		sleep:      sleepCtx,
 	}
-	o.status = Status{State: StateConnecting, Budget: cfg.Limits.Budget, BudgetWindow: cfg.Limits.BudgetWindow,
-		KeepBudget: KeepBudget(cfg.Limits.Budget)}
+	o.dial = dialer{opts: opts, log: o.log, relist: &o.relist, out: &o.out}
 	return o
 }
 
 // Status returns a snapshot of the origin's state.
 func (o *Session) Status() Status {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	s := o.status
+	s := o.board.snapshot()
+	o.out.copyTo(&s)
+	s.Reads = o.reads.Load()
 	s.BytesFetched = o.budget.used(o.now())
 	s.KeepFetched = o.keepBudget.used(o.now())
-	s.LastError = config.MaskURLs(s.LastError)
-	s.Stderr.LastWarnings = slices.Clone(s.Stderr.LastWarnings)
 	return s
 }
 
 // DirectoryRead reports whether the live session's server declared
 // directoryRead. It is asked on every directory listing, so it copies
 // nothing.
-func (o *Session) DirectoryRead() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.status.DirectoryRead
-}
+func (o *Session) DirectoryRead() bool { return o.board.directoryRead() }
 
 // Refresh asks the supervisor to enumerate again soon. It never blocks.
-func (o *Session) Refresh() {
-	select {
-	case o.relist <- struct{}{}:
-	default:
-	}
-}
-
-func (o *Session) setError(op string, err error) {
-	o.mu.Lock()
-	o.status.LastError = fmt.Sprintf("%s: %v", op, err)
-	o.status.LastErrorAt = time.Now()
-	o.mu.Unlock()
-}
-
-// setStateError sets the state and, when err is not nil, the last error
-// together.
-func (o *Session) setStateError(s State, op string, err error) {
-	o.mu.Lock()
-	if err != nil {
-		o.status.LastError = fmt.Sprintf("%s: %v", op, err)
-		o.status.LastErrorAt = time.Now()
-	}
-	o.status.State = s
-	o.signal()
-	o.mu.Unlock()
-}
-
-func (o *Session) setState(s State) {
-	o.mu.Lock()
-	o.status.State = s
-	o.signal()
-	o.mu.Unlock()
-}
-
-// signal wakes callers waiting in session; o.mu is held.
-func (o *Session) signal() {
-	close(o.changed)
-	o.changed = make(chan struct{})
-}
-
-// session returns the live session. While a connection attempt is under
-// way it waits for it (a read right after start should not fail because the
-// server has not answered yet); otherwise no session is ErrOffline at once.
-func (o *Session) session(ctx context.Context) (*mcp.ClientSession, error) {
-	for {
-		o.mu.Lock()
-		sess, state, changed := o.sess, o.status.State, o.changed
-		o.mu.Unlock()
-		if sess != nil {
-			return sess, nil
-		}
-		if state != StateConnecting {
-			return nil, ErrOffline
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: still connecting", ErrOffline)
-		}
-	}
-}
-
-// lost ends a session a call found unreachable, so that reads fail fast
-// from now on and the supervisor reconnects with backoff. It returns err.
-func (o *Session) lost(cs *mcp.ClientSession, err error) error {
-	if !errors.Is(err, ErrOffline) {
-		return err
-	}
-	o.mu.Lock()
-	if o.sess == cs {
-		o.sess = nil
-		o.status.State = StateOffline
-		o.status.LastError = err.Error()
-		o.status.LastErrorAt = time.Now()
-		o.signal()
-	}
-	o.mu.Unlock()
-	go cs.Close()
-	return err
-}
+func (o *Session) Refresh() { o.relist.ask() }
 
 // errStart marks a session that could not be started at all.
 var errStart = errors.New("could not start a session")
@@ -295,29 +191,25 @@ func (o *Session) Run(ctx context.Context) error {
 			break
 		}
 		state := StateOffline
-		o.mu.Lock()
-		if errors.Is(err, errStart) {
+		failed := errors.Is(err, errStart)
+		if failed {
 			state = StateFailed
-			o.status.FailedStarts++
 		}
-		failedStarts := o.status.FailedStarts
-		o.mu.Unlock()
+		failedStarts := o.board.countStart(failed)
 		if n := o.limits.StartAttempts; n > 0 && failedStarts >= n {
-			o.setStateError(StateGaveUp, "session", fmt.Errorf("%w (failed to start %d times in a row; not retrying until SIGHUP or a change to this server's entry)", err, failedStarts))
+			o.board.set(StateGaveUp, "session", fmt.Errorf("%w (failed to start %d times in a row; not retrying until SIGHUP or a change to this server's entry)", err, failedStarts))
 			o.log.Error("server failed to start; not retrying until SIGHUP or a change to its entry", "op", "connect", "attempts", failedStarts, "err", err)
 			select {
 			case <-ctx.Done():
-			case <-o.relist:
+			case <-o.relist.asked:
 				o.log.Info("trying the server again", "op", "connect")
 			}
-			o.mu.Lock()
-			o.status.FailedStarts = 0
-			o.mu.Unlock()
+			o.board.resetStarts()
 			backoff = minBackoff
 			continue
 		}
 		// One update, so that whoever sees the state also sees its reason.
-		o.setStateError(state, "session", err)
+		o.board.set(state, "session", err)
 		if healthy {
 			backoff = minBackoff
 		}
@@ -327,7 +219,7 @@ func (o *Session) Run(ctx context.Context) error {
 		o.sleep(ctx, backoff)
 		backoff = min(backoff*2, maxBackoff)
 	}
-	o.setState(StateStopped)
+	o.board.set(StateStopped, "", nil)
 	return nil
 }
 
@@ -345,29 +237,27 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 // reports whether the session was healthy: connected, and listed
 // successfully at least once (or the server has no skills to list).
 func (o *Session) runSession(ctx context.Context) (healthy bool, err error) {
-	o.setState(StateConnecting)
-	cs, err := o.connect(ctx)
+	o.board.set(StateConnecting, "", nil)
+	cs, cancel, err := o.dial.connect(ctx)
 	if err != nil {
 		return false, fmt.Errorf("%w: %w", errStart, err)
 	}
 	defer func() {
-		o.mu.Lock()
-		o.sess = nil
-		cancel := o.cancelSession
-		o.cancelSession = nil
-		o.mu.Unlock()
+		o.board.end()
 		cs.Close()
-		if cancel != nil {
-			cancel()
-		}
+		cancel()
 	}()
 
-	declared := o.adopt(cs)
+	l := o.board.adopt(cs)
+	o.log.Info("connected", "protocol", cs.InitializeResult().ProtocolVersion, "skills_extension", l.declared, "directory_read", l.directoryRead)
+	if l.namedCut && l.declared {
+		o.log.Warn("skills named in the instructions not all asked for", "op", "get", "err", namedCutNote)
+	}
 
 	ended := make(chan error, 1)
 	go func() { ended <- cs.Wait() }()
 
-	if !declared {
+	if !l.declared {
 		o.publish(&Catalog{At: time.Now()})
 		select {
 		case <-ctx.Done():
@@ -377,51 +267,18 @@ func (o *Session) runSession(ctx context.Context) (healthy bool, err error) {
 		}
 	}
 
-	return o.relistUntilEnd(ctx, cs, ended)
-}
-
-// adopt makes cs the origin's session: its initialize answer goes into
-// the status (protocol, server name, instructions and the skills they
-// name, whether the skills extension and directory reads are declared).
-// It says whether the server declares the skills extension.
-func (o *Session) adopt(cs *mcp.ClientSession) (declared bool) {
-	ir := cs.InitializeResult()
-	directoryRead, declared := skillsExtension(ir)
-	o.mu.Lock()
-	o.sess = cs
-	o.status.FailedStarts = 0
-	o.status.Protocol = ir.ProtocolVersion
-	if ir.ServerInfo != nil {
-		o.status.ServerName = ir.ServerInfo.Name
-	}
-	o.status.DirectoryRead = directoryRead
-	o.status.Instructions = keepInstructions(ir.Instructions)
-	o.status.InstructionsBytes = len(ir.Instructions)
-	o.named, o.namedCut = NamedSkills(ir.Instructions, MaxNamedSkills)
-	o.declared = declared
-	if declared {
-		o.status.State = StateConnected
-	} else {
-		o.status.State = StateNoSkills
-	}
-	o.signal()
-	o.mu.Unlock()
-	o.log.Info("connected", "protocol", ir.ProtocolVersion, "skills_extension", declared, "directory_read", directoryRead)
-	if o.namedCut && declared {
-		o.log.Warn("skills named in the instructions not all asked for", "op", "get", "err", namedCutNote)
-	}
-	return declared
+	return o.relistUntilEnd(ctx, l, ended)
 }
 
 // relistUntilEnd lists the skills of a session that declares them, then
 // again at each refresh (sooner when the catalog's ttlMs asks for it, a
 // Refresh or a list_changed notification), until ctx ends or the session
 // does. healthy says a listing succeeded.
-func (o *Session) relistUntilEnd(ctx context.Context, cs *mcp.ClientSession, ended <-chan error) (healthy bool, err error) {
+func (o *Session) relistUntilEnd(ctx context.Context, l *link, ended <-chan error) (healthy bool, err error) {
 	var ttl time.Duration
 	for {
 		listed := time.Now()
-		cat, err := o.enumerate(ctx, cs)
+		cat, err := o.enumerate(ctx, l)
 		switch {
 		case ctx.Err() != nil:
 			// Stopped while listing: what was listed is cut short by us,
@@ -433,7 +290,7 @@ func (o *Session) relistUntilEnd(ctx context.Context, cs *mcp.ClientSession, end
 			ttl = cat.TTL
 			o.publish(cat)
 		default:
-			o.setError("list", err)
+			o.board.setError("list", err)
 			o.log.Warn("skills/list failed", "op", "list", "err", err)
 			if errors.Is(err, ErrOffline) {
 				return healthy, err
@@ -441,59 +298,12 @@ func (o *Session) relistUntilEnd(ctx context.Context, cs *mcp.ClientSession, end
 		}
 		wait := o.limits.RefreshInterval
 		if ttl > 0 && (wait <= 0 || ttl < wait) {
-			wait = max(ttl, o.relistGap())
+			wait = max(ttl, o.relist.gap)
 		}
-		if err := o.waitForRelist(ctx, ended, wait, listed); err != nil || ctx.Err() != nil {
+		if err := o.relist.wait(ctx, ended, wait, listed); err != nil || ctx.Err() != nil {
 			return healthy, err
 		}
 	}
-}
-
-// Re-lists asked for (notifications/resources/list_changed, Refresh) are
-// coalesced over relistCoalesce, and start at least DefaultRelistGap
-// (Options.RelistGap) after the previous enumeration started: a server
-// that sends list_changed without pause gets one skills/list enumeration
-// per gap, not one per notification.
-const (
-	relistCoalesce   = 200 * time.Millisecond
-	DefaultRelistGap = 2 * time.Second
-)
-
-func (o *Session) relistGap() time.Duration { return cmp.Or(o.opts.RelistGap, DefaultRelistGap) }
-
-// waitForRelist returns when it is time to enumerate again (nil), or when
-// the session or ctx ended. listed is when the last enumeration started.
-func (o *Session) waitForRelist(ctx context.Context, ended <-chan error, wait time.Duration, listed time.Time) error {
-	var timer <-chan time.Time
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		timer = t.C
-	}
-	select {
-	case <-ctx.Done():
-		return nil
-	case err := <-ended:
-		return sessionEnded(err)
-	case <-o.relist:
-		// Coalesce a burst of notifications into one re-list.
-		pause := max(relistCoalesce, o.relistGap()-time.Since(listed))
-		t := time.NewTimer(pause)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return nil
-		case err := <-ended:
-			return sessionEnded(err)
-		}
-		select {
-		case <-o.relist:
-		default:
-		}
-	case <-timer:
-	}
-	return nil
 }
 
 func sessionEnded(err error) error {
@@ -503,130 +313,12 @@ func sessionEnded(err error) error {
 	return fmt.Errorf("session ended: %w", err)
 }
 
+// publish puts c's counts in the status and hands c to Options.OnCatalog.
 func (o *Session) publish(c *Catalog) {
-	held := make(map[string]bool, len(c.Skills))
-	for _, s := range c.Skills {
-		held[s.URI.String()] = true
-	}
-	o.mu.Lock()
-	o.held = held
-	o.status.Skills = len(c.Skills)
-	o.status.Rejected = len(c.Rejected)
-	o.status.Truncated = c.Truncated
-	o.status.ListedAt = c.At
-	o.mu.Unlock()
+	o.board.listed(c)
 	if o.opts.OnCatalog != nil {
 		o.opts.OnCatalog(c)
 	}
-}
-
-// skillsExtension reads the extension declaration from the server's
-// capabilities: whether it is declared, and whether directoryRead is true.
-func skillsExtension(ir *mcp.InitializeResult) (directoryRead, declared bool) {
-	if ir == nil || ir.Capabilities == nil || ir.Capabilities.Extensions == nil {
-		return false, false
-	}
-	v, ok := ir.Capabilities.Extensions[skill.ExtensionID]
-	if !ok {
-		return false, false
-	}
-	return skill.SettingsOf(v).DirectoryRead, true
-}
-
-func (o *Session) connect(ctx context.Context) (*mcp.ClientSession, error) {
-	t, err := o.transport()
-	if err != nil {
-		return nil, err
-	}
-	// skillfs declares the extension it speaks, as the Final SEP-2640
-	// text has clients do: extensions["io.modelcontextprotocol/skills"] = {}.
-	caps := &mcp.ClientCapabilities{}
-	caps.AddExtension(skill.ExtensionID, nil)
-	client := mcp.NewClient(&mcp.Implementation{Name: "skillfs", Version: o.opts.Version}, &mcp.ClientOptions{
-		Capabilities: caps,
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			o.log.Debug("resources/list_changed received", "op", "notify")
-			o.Refresh()
-		},
-	})
-	if err := registerMethods(client); err != nil {
-		return nil, err
-	}
-	client.AddSendingMiddleware(dropEvictions)
-	// The context given to Connect must outlive the handshake: the legacy
-	// SSE transport keeps its event stream on it. So the connect timeout
-	// cancels it only while the handshake is still under way.
-	sctx, cancel := context.WithCancel(ctx)
-	timer := time.AfterFunc(o.limits.ConnectTimeout, cancel)
-	cs, err := client.Connect(sctx, t, nil)
-	if !timer.Stop() || err != nil {
-		cancel()
-		if err == nil {
-			cs.Close()
-			err = context.DeadlineExceeded
-		}
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("connect: no answer within %v", o.limits.ConnectTimeout)
-		}
-		return nil, fmt.Errorf("connect: %w", err)
-	}
-	o.mu.Lock()
-	o.cancelSession = cancel
-	o.mu.Unlock()
-	return cs, nil
-}
-
-func (o *Session) transportOptions() transport.Options {
-	return transport.Options{
-		MaxFrame: maxFrame(o.limits.MaxFileSize),
-		Headers:  o.cfg.Headers,
-		URL:      o.cfg.URL,
-		Logger:   o.log,
-		// A list_changed dropped in a notification storm still leads to
-		// a re-list, at the pace waitForRelist allows.
-		OnListChanged: o.Refresh,
-		OnExit:        o.recordExit,
-		OnStderr:      o.recordStderr,
-	}
-}
-
-func (o *Session) transport() (mcp.Transport, error) {
-	topts := o.transportOptions()
-	if o.opts.Dial != nil {
-		rwc, err := o.opts.Dial(context.Background())
-		if err != nil {
-			return nil, fmt.Errorf("dial: %w", err)
-		}
-		return transport.Stream(rwc, topts), nil
-	}
-	switch o.cfg.Kind {
-	case config.Stdio:
-		cmd := exec.Command(o.cfg.Command, o.cfg.Args...)
-		cmd.Dir = o.cfg.Cwd
-		// Not skillfs's whole environment: other servers' tokens live
-		// there.
-		cmd.Env = o.cfg.Environ(os.Environ())
-		return transport.Command(cmd, topts), nil
-	case config.HTTP:
-		// The SDK's own event cap would end the session; ours (in the
-		// HTTP client) refuses one response and keeps it, so it must be
-		// the smaller of the two.
-		return &mcp.StreamableClientTransport{
-			Endpoint:     o.cfg.URL,
-			HTTPClient:   transport.HTTPClient(topts),
-			MaxEventSize: int(topts.MaxFrame) + 1<<20,
-		}, nil
-	case config.SSE:
-		return &mcp.SSEClientTransport{
-			Endpoint:     o.cfg.URL,
-			HTTPClient:   transport.HTTPClient(topts),
-			MaxEventSize: int(topts.MaxFrame) + 1<<20,
-		}, nil
-	}
-	return nil, fmt.Errorf("unknown transport kind %q", o.cfg.Kind)
 }
 
 // maxFrame is the hard cap on any message from the server: room for a file

@@ -2,6 +2,8 @@ package resolver
 
 import (
 	"regexp"
+	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/skillfs/skillfs/internal/config"
@@ -28,6 +30,25 @@ type Stderr struct {
 	LastWarnings    []string
 }
 
+// An output is what the origin's stdio server has said outside the
+// protocol: the lines of its stderr (Stderr) and how it last ended (Exit).
+// The transport's callbacks fill it in from their own goroutines, so it
+// has its own lock; Status copies it out.
+type output struct {
+	mu     sync.Mutex
+	stderr Stderr
+	exit   *Exit
+}
+
+// copyTo sets s.Stderr and s.Exit.
+func (out *output) copyTo(s *Status) {
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	s.Exit = out.exit
+	s.Stderr = out.stderr
+	s.Stderr.LastWarnings = slices.Clone(out.stderr.LastWarnings)
+}
+
 // warningLine matches a line that says it is a warning or an error: a
 // slog/logfmt or JSON level, or a leading word after at most a program
 // name and a colon.
@@ -38,7 +59,7 @@ func isWarning(line string) bool { return warningLine.MatchString(line) }
 
 // recordStderr counts one line of the server's stderr;
 // transport.Options.OnStderr.
-func (o *Session) recordStderr(line string) {
+func (out *output) recordStderr(line string) {
 	warn := isWarning(line)
 	var kept string
 	if warn {
@@ -51,16 +72,16 @@ func (o *Session) recordStderr(line string) {
 		}
 		kept = verify.Visible(config.MaskURLs(line))
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.status.Stderr.Lines++
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	out.stderr.Lines++
 	if !warn {
 		return
 	}
-	o.status.Stderr.Warnings++
-	w := append(o.status.Stderr.LastWarnings, kept)
+	out.stderr.Warnings++
+	w := append(out.stderr.LastWarnings, kept)
 	if len(w) > MaxStderrWarnings {
 		w = append([]string(nil), w[len(w)-MaxStderrWarnings:]...)
 	}
-	o.status.Stderr.LastWarnings = w
+	out.stderr.LastWarnings = w
 }

@@ -24,14 +24,14 @@ func TestIsWarning(t *testing.T) {
 }
 
 func TestRecordStderrKeepsTheLastWarningsBounded(t *testing.T) {
-	o := &Session{}
+	var out output
 	long := "warning: é" + string(repeat('y', 2*MaxStderrWarningBytes))
 	for i := 0; i < 3*MaxStderrWarnings; i++ {
-		o.recordStderr("just a line")
-		o.recordStderr(long)
+		out.recordStderr("just a line")
+		out.recordStderr(long)
 	}
-	o.recordStderr("warning: \x1b[31mred")
-	s := o.status.Stderr
+	out.recordStderr("warning: \x1b[31mred")
+	s := out.stderr
 	if s.Lines != 6*MaxStderrWarnings+1 || s.Warnings != 3*MaxStderrWarnings+1 || len(s.LastWarnings) != MaxStderrWarnings {
 		t.Fatalf("counts: lines %d, warnings %d, kept %d", s.Lines, s.Warnings, len(s.LastWarnings))
 	}
