@@ -103,7 +103,7 @@ func TestAgentSkillsRules(t *testing.T) {
 				t.Errorf("problem = %q, want it to mention %q", got, tc.reason)
 			}
 			// A refused skill's files are not served either.
-			if f := s.cat.Load().files["skill://"+tc.folder+"/refs/a.md"]; f != nil {
+			if f := s.lib.cat.Load().files["skill://"+tc.folder+"/refs/a.md"]; f != nil {
 				t.Errorf("a file of the refused skill is served")
 			}
 		})
@@ -124,8 +124,8 @@ func TestAgentSkillsFixBringsSkillBack(t *testing.T) {
 	if got := problemFor(s, dir, "xlsx/SKILL.md"); !strings.Contains(got, "description is 1068 characters") {
 		t.Fatalf("problem = %q", got)
 	}
-	if s.sc.hashed != 1 {
-		t.Errorf("the refused skill cost %d file reads, want only its SKILL.md", s.sc.hashed)
+	if s.lib.sc.hashed != 1 {
+		t.Errorf("the refused skill cost %d file reads, want only its SKILL.md", s.lib.sc.hashed)
 	}
 	_, err := s.getSkill(t.Context(), nil, &getSkillParams{GetParams: skill.GetParams{URI: "skill://xlsx/SKILL.md"}})
 	if err == nil || !strings.Contains(err.Error(), "description is 1068 characters") {

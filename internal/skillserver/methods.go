@@ -126,7 +126,7 @@ func (s *Server) listSkills(_ context.Context, _ *mcp.ServerSession, p *listSkil
 	if p == nil {
 		p = &listSkillsParams{}
 	}
-	cat := s.cat.Load()
+	cat := s.lib.cat.Load()
 	start := 0
 	if p.Cursor != "" {
 		after, err := decodeCursor(scopeList, p.Cursor)
@@ -151,7 +151,7 @@ func (s *Server) getSkill(_ context.Context, _ *mcp.ServerSession, p *getSkillPa
 	if p == nil || p.URI == "" {
 		return nil, invalidParams("", "skills/get needs params.uri, the URI of a skill's SKILL.md")
 	}
-	cat := s.cat.Load()
+	cat := s.lib.cat.Load()
 	uri, ok := canonicalURI(p.URI)
 	if !ok {
 		return nil, invalidParams(p.URI, "%s is not a skill:// URI this server serves", p.URI)
@@ -175,7 +175,7 @@ func (s *Server) readDir(_ context.Context, _ *mcp.ServerSession, p *readDirPara
 	if p == nil || p.URI == "" {
 		return nil, invalidParams("", "resources/directory/read needs params.uri, the URI of a directory")
 	}
-	cat := s.cat.Load()
+	cat := s.lib.cat.Load()
 	uri, ok := canonicalURI(p.URI)
 	if !ok {
 		return nil, invalidParams(p.URI, "%s is not a skill:// URI this server serves", p.URI)

@@ -72,7 +72,7 @@ type walkedFile struct {
 }
 
 // scanner turns DIR into catalogs. Everything but the fixed fields at the
-// top is owned by whoever holds Server.scanMu.
+// top is owned by whoever holds library.mu.
 type scanner struct {
 	dir      string // DIR as the user wrote it, for messages
 	root     string // absolute DIR

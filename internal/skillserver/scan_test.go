@@ -247,7 +247,7 @@ func TestReadRefusesLinkRepointedOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newServer(t, dir)
-	f := s.cat.Load().files["skill://s/l.md"]
+	f := s.lib.cat.Load().files["skill://s/l.md"]
 	if f == nil {
 		t.Fatal("link not served")
 	}
@@ -255,7 +255,7 @@ func TestReadRefusesLinkRepointedOutside(t *testing.T) {
 	os.WriteFile(outside, []byte("real"), 0o644)
 	os.Remove(filepath.Join(dir, "s", "l.md"))
 	os.Symlink(outside, filepath.Join(dir, "s", "l.md"))
-	if b, err := s.sc.readServed(f.path); !errors.Is(err, errOutside) {
+	if b, err := s.lib.sc.readServed(f.path); !errors.Is(err, errOutside) {
 		t.Errorf("read through a link now pointing outside: %q, %v; want errOutside", b, err)
 	}
 }
@@ -277,7 +277,7 @@ func TestSpecialFiles(t *testing.T) {
 	p := filepath.Join(dir, "s", "a.md")
 	os.Remove(p)
 	syscall.Mkfifo(p, 0o644)
-	if _, err := s.sc.readServed(p); !errors.Is(err, errNotRegular) {
+	if _, err := s.lib.sc.readServed(p); !errors.Is(err, errNotRegular) {
 		t.Errorf("read of a FIFO: %v, want errNotRegular", err)
 	}
 }
@@ -373,7 +373,7 @@ func TestNestedAndHidden(t *testing.T) {
 	if !slices.Equal(outer, want) {
 		t.Errorf("outer resources\n got %v\nwant %v", outer, want)
 	}
-	cat := s.cat.Load()
+	cat := s.lib.cat.Load()
 	for _, d := range []string{"skill://acme", "skill://acme/billing", "skill://acme/billing/refunds", "skill://outer", "skill://outer/inner"} {
 		if _, ok := cat.dirs[d]; !ok {
 			t.Errorf("no directory %s", d)
@@ -405,15 +405,15 @@ func TestFrontmatterVerbatim(t *testing.T) {
 func TestDigestCache(t *testing.T) {
 	dir := tree(t, map[string]string{"s/SKILL.md": skillMD("s", ""), "s/a.md": "a", "s/b.md": "b", "t/SKILL.md": skillMD("t", "")})
 	s := newServer(t, dir)
-	read := s.sc.hashed
+	read := s.lib.sc.hashed
 	if read != 4 {
 		t.Fatalf("first scan read %d files, want 4", read)
 	}
 	if err := s.Rescan(); err != nil {
 		t.Fatal(err)
 	}
-	if s.sc.hashed != read {
-		t.Errorf("rescanning an unchanged tree read %d files", s.sc.hashed-read)
+	if s.lib.sc.hashed != read {
+		t.Errorf("rescanning an unchanged tree read %d files", s.lib.sc.hashed-read)
 	}
 	a := filepath.Join(dir, "s", "a.md")
 	os.WriteFile(a, []byte("changed"), 0o644)
@@ -421,17 +421,17 @@ func TestDigestCache(t *testing.T) {
 	if err := s.Rescan(); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.sc.hashed - read; got != 1 {
+	if got := s.lib.sc.hashed - read; got != 1 {
 		t.Errorf("rescan after one change read %d files, want 1", got)
 	}
 	r, _ := s.Skills()[0].Resource("skill://s/a.md")
 	if r.Digest != verify.DigestOf([]byte("changed")) || r.Size != 7 {
 		t.Errorf("after the change: %+v", r)
 	}
-	read = s.sc.hashed
+	read = s.lib.sc.hashed
 	s.Rescan()
-	if s.sc.hashed != read {
-		t.Errorf("a second rescan read %d files", s.sc.hashed-read)
+	if s.lib.sc.hashed != read {
+		t.Errorf("a second rescan read %d files", s.lib.sc.hashed-read)
 	}
 }
 
@@ -443,16 +443,16 @@ func TestRacyEntriesAreReread(t *testing.T) {
 	fresh := filepath.Join(dir, "s", "fresh.md")
 	os.WriteFile(fresh, []byte("fresh"), 0o644) // mtime now
 	s := newServer(t, dir)
-	read := s.sc.hashed
+	read := s.lib.sc.hashed
 	s.Rescan()
-	if got := s.sc.hashed - read; got != 1 {
+	if got := s.lib.sc.hashed - read; got != 1 {
 		t.Errorf("rescan read %d files, want 1 (the fresh one)", got)
 	}
 	age(t, fresh) // now long ago (and its ctime moved: read once more)
 	s.Rescan()
-	read = s.sc.hashed
+	read = s.lib.sc.hashed
 	s.Rescan()
-	if got := s.sc.hashed - read; got != 0 {
+	if got := s.lib.sc.hashed - read; got != 0 {
 		t.Errorf("rescan of a settled tree read %d files", got)
 	}
 }

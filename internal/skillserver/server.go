@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,9 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -65,21 +62,11 @@ func (p Problem) String() string { return p.Path + ": " + p.Reason }
 
 // A Server publishes the skills in one local folder over MCP.
 type Server struct {
-	opts Options
-	log  *slog.Logger
-	mcp  *mcp.Server
-
-	// scanMu serialises scans; it guards sc's cache and gen.
-	scanMu sync.Mutex
-	sc     *scanner
-	gen    uint64
-
-	cat atomic.Pointer[catalog]
-
-	// newWatcher and safetyPoll are fsnotify.NewWatcher and safetyPoll;
-	// tests replace them to force the fallback or rule out polling.
-	newWatcher func() (*fsnotify.Watcher, error)
-	safetyPoll time.Duration
+	opts    Options
+	log     *slog.Logger
+	mcp     *mcp.Server
+	lib     *library
+	watcher watcher
 }
 
 // New scans dir once and returns a server for it. An unreadable dir is an
@@ -109,7 +96,7 @@ func New(dir string, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.Logger, sc: sc, newWatcher: fsnotify.NewWatcher, safetyPoll: safetyPoll}
+	s := &Server{opts: opts, log: opts.Logger}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Logger:       opts.Logger,
 		PageSize:     opts.PageSize,
@@ -135,7 +122,10 @@ func New(dir string, opts Options) (*Server, error) {
 	if opts.AccessLog != nil {
 		s.mcp.AddReceivingMiddleware(accessLogger(opts.AccessLog))
 	}
-	s.install(nil, cat)
+	s.lib = &library{log: opts.Logger, mcp: s.mcp, sc: sc}
+	s.watcher = watcher{lib: s.lib, log: opts.Logger, interval: opts.PollInterval, noWatch: opts.NoWatch,
+		newWatcher: fsnotify.NewWatcher, safetyPoll: safetyPoll}
+	s.lib.install(nil, cat)
 	for _, p := range cat.problems {
 		s.log.Info("skipped", "path", p.Path, "err", p.Reason)
 	}
@@ -147,15 +137,15 @@ func New(dir string, opts Options) (*Server, error) {
 
 // Warnings returns what the latest scan published but a client may read
 // otherwise (frontmatter scalars YAML 1.1 and 1.2 type differently).
-func (s *Server) Warnings() []Problem { return slices.Clone(s.cat.Load().warnings) }
+func (s *Server) Warnings() []Problem { return slices.Clone(s.lib.cat.Load().warnings) }
 
 // Problems returns what the latest scan left out, sorted by path.
-func (s *Server) Problems() []Problem { return slices.Clone(s.cat.Load().problems) }
+func (s *Server) Problems() []Problem { return slices.Clone(s.lib.cat.Load().problems) }
 
 // Skills returns the current catalog: every published skill's entry, sorted
 // by URI. The entries are copies; changing them changes nothing served.
 func (s *Server) Skills() []skill.Entry {
-	cat := s.cat.Load()
+	cat := s.lib.cat.Load()
 	out := make([]skill.Entry, len(cat.skills))
 	for i, e := range cat.skills {
 		out[i] = cloneEntry(e)
@@ -249,153 +239,7 @@ func (s *Server) Handler() http.Handler {
 // files are not read again. It fails only when DIR itself is unreadable,
 // in which case the previous catalog stays.
 func (s *Server) Rescan() error {
-	s.scanMu.Lock()
-	defer s.scanMu.Unlock()
-	return s.rescanLocked()
-}
-
-func (s *Server) rescanLocked() error {
-	cat, err := s.sc.scan()
-	if err != nil {
-		return err
-	}
-	old := s.cat.Load()
-	if cat == old {
-		return nil
-	}
-	known := map[Problem]bool{}
-	for _, p := range old.problems {
-		known[p] = true
-	}
-	for _, p := range cat.problems {
-		if !known[p] {
-			s.log.Warn("skipped", "path", p.Path, "err", p.Reason)
-		}
-	}
-	for _, p := range old.warnings {
-		known[p] = true
-	}
-	for _, p := range cat.warnings {
-		if !known[p] {
-			s.log.Warn("ambiguous", "path", p.Path, "err", p.Reason)
-		}
-	}
-	s.install(old, cat)
-	return nil
-}
-
-// rescanIfCurrent rescans unless a scan has run since the catalog of
-// generation gen was loaded: a read that found the file at rel changed
-// asks for one, and many such reads at once need only one. What is cached
-// about rel is dropped first, in case it changed without its key moving.
-func (s *Server) rescanIfCurrent(gen uint64, rel string) {
-	s.scanMu.Lock()
-	defer s.scanMu.Unlock()
-	if s.gen != gen {
-		return
-	}
-	s.sc.forget(rel)
-	if err := s.rescanLocked(); err != nil {
-		s.log.Warn("rescan failed", "op", "rescan", "path", s.sc.dir, "err", err)
-	}
-}
-
-// install publishes cat in place of old (nil at start). The catalog is
-// swapped in before resources are registered, so that a client reacting to
-// the list_changed notification already sees the new skills.
-//
-// go-sdk notifies on every AddResource and RemoveResources (debounced), so
-// a file whose bytes changed under the same URI is re-added to produce the
-// notification; a change of the skills listing alone re-adds one resource.
-func (s *Server) install(old, cat *catalog) {
-	s.gen++
-	cat.gen = s.gen
-	s.cat.Store(cat)
-	if old == nil {
-		old = &catalog{}
-	}
-	var removed []string
-	for uri := range old.files {
-		if cat.files[uri] == nil {
-			removed = append(removed, uri)
-		}
-	}
-	changed := len(removed) > 0
-	if changed {
-		s.mcp.RemoveResources(removed...)
-	}
-	var added []*served
-	for uri, f := range cat.files {
-		if o := old.files[uri]; o != nil && o.digest == f.digest && o.size == f.size && sameResource(o.res, f.res) {
-			continue
-		}
-		added = append(added, f)
-	}
-	slices.SortFunc(added, func(a, b *served) int { return strings.Compare(a.res.URI, b.res.URI) })
-	for _, f := range added {
-		s.mcp.AddResource(f.res, s.readResource)
-		changed = true
-	}
-	if !changed && !sameSkills(old.skills, cat.skills) {
-		for _, e := range cat.skills {
-			s.mcp.AddResource(cat.files[e.URI].res, s.readResource)
-			break
-		}
-	}
-}
-
-func sameResource(a, b *mcp.Resource) bool {
-	return a.URI == b.URI && a.Name == b.Name && a.Description == b.Description && a.MIMEType == b.MIMEType && a.Size == b.Size
-}
-
-func sameSkills(a, b []skill.Entry) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].URI != b[i].URI || !slices.Equal(a[i].Resources, b[i].Resources) || !reflect.DeepEqual(a[i].Frontmatter, b[i].Frontmatter) {
-			return false
-		}
-	}
-	return true
-}
-
-// readResource serves resources/read from disk. Bytes that no longer match
-// the catalog are still served as they are now (the file is the truth),
-// after a rescan, so that the skills/get a host makes on the mismatch
-// already returns the new digest.
-func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
-	cat := s.cat.Load()
-	f := cat.files[uri]
-	if f == nil {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	b, err := s.sc.readServed(f.path)
-	if err != nil {
-		s.log.Warn("read failed", "op", "resources/read", "uri", uri, "path", f.path, "err", err)
-		s.rescanIfCurrent(cat.gen, f.rel)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, mcp.ResourceNotFoundError(uri)
-		}
-		return nil, fmt.Errorf("read %s: %w", uri, unwrapPathError(err))
-	}
-	if int64(len(b)) != f.size || skill.DigestOf(b) != f.digest {
-		s.log.Info("file changed since scan", "op", "resources/read", "uri", uri, "path", f.path)
-		s.rescanIfCurrent(cat.gen, f.rel)
-	}
-	c := &mcp.ResourceContents{URI: uri, MIMEType: f.res.MIMEType}
-	if len(b) > 0 && utf8.Valid(b) {
-		c.Text = string(b)
-	} else {
-		// An empty file goes out as an empty blob: an empty text would be
-		// dropped from the JSON (omitempty) and leave neither field.
-		c.Blob = b
-		if c.Blob == nil {
-			c.Blob = []byte{}
-		}
-	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+	return s.lib.rescan()
 }
 
 func cloneEntry(e skill.Entry) skill.Entry {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"time"
@@ -37,29 +38,45 @@ var errFallBack = errors.New("watching stopped")
 // inotify, the watch limit reached, DIR removed) it logs the reason once
 // and polls every PollInterval instead, as it does from the start with
 // Options.NoWatch. With a negative PollInterval it returns at once.
-func (s *Server) Watch(ctx context.Context) {
-	if s.opts.PollInterval < 0 {
+func (s *Server) Watch(ctx context.Context) { s.watcher.run(ctx) }
+
+// A watcher keeps a library current from DIR's changes; see Server.Watch.
+type watcher struct {
+	lib      *library
+	log      *slog.Logger
+	interval time.Duration // Options.PollInterval
+	noWatch  bool          // Options.NoWatch
+
+	// newWatcher and safetyPoll are fsnotify.NewWatcher and safetyPoll;
+	// tests replace them to force the fallback or rule out polling.
+	newWatcher func() (*fsnotify.Watcher, error)
+	safetyPoll time.Duration
+}
+
+// run is Server.Watch.
+func (w *watcher) run(ctx context.Context) {
+	if w.interval < 0 {
 		return
 	}
-	if !s.opts.NoWatch {
-		err := s.watch(ctx)
+	if !w.noWatch {
+		err := w.watch(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		s.log.Warn("cannot watch DIR for changes; polling instead", "op", "watch", "path", s.sc.dir, "err", err)
+		w.log.Warn("cannot watch DIR for changes; polling instead", "op", "watch", "path", w.lib.sc.dir, "err", err)
 		// What happened between the failure and the first poll is caught
 		// by a rescan now.
-		s.rescanLogged()
+		w.rescan()
 	}
-	s.poll(ctx)
+	w.poll(ctx)
 }
 
 // poll rescans DIR every PollInterval until ctx ends. On a tree so large
 // that a scan takes a noticeable share of the interval, it waits four
 // times as long as the last scan took instead, so that polling never uses
 // more than a fifth of a core.
-func (s *Server) poll(ctx context.Context) {
-	wait := s.opts.PollInterval
+func (w *watcher) poll(ctx context.Context) {
+	wait := w.interval
 	for {
 		t := time.NewTimer(wait)
 		select {
@@ -69,55 +86,55 @@ func (s *Server) poll(ctx context.Context) {
 		case <-t.C:
 		}
 		start := time.Now()
-		s.rescanLogged()
-		wait = max(s.opts.PollInterval, 4*time.Since(start))
+		w.rescan()
+		wait = max(w.interval, 4*time.Since(start))
 	}
 }
 
-func (s *Server) rescanLogged() {
-	if err := s.Rescan(); err != nil {
-		s.log.Warn("rescan failed", "op", "rescan", "path", s.sc.dir, "err", err)
+func (w *watcher) rescan() {
+	if err := w.lib.rescan(); err != nil {
+		w.log.Warn("rescan failed", "op", "rescan", "path", w.lib.sc.dir, "err", err)
 	}
 }
 
 // watch runs the event loop until ctx ends (nil) or watching fails (the
 // reason).
-func (s *Server) watch(ctx context.Context) error {
-	w, err := s.newWatcher()
+func (w *watcher) watch(ctx context.Context) error {
+	fw, err := w.newWatcher()
 	if err != nil {
 		return err
 	}
-	defer w.Close()
+	defer fw.Close()
 	// Events are paths below the real DIR: the walk that adds watches
 	// must not start on a symlink, which WalkDir would not enter.
-	root := s.sc.realRoot
-	if err := addTree(w, root); err != nil {
+	root := w.lib.sc.realRoot
+	if err := addTree(fw, root); err != nil {
 		return err
 	}
 	// A change made while the watches were being added is caught here.
-	s.rescanLogged()
+	w.rescan()
 
-	safety := time.NewTicker(s.safetyPoll)
+	safety := time.NewTicker(w.safetyPoll)
 	defer safety.Stop()
 	var settled <-chan time.Time // non-nil while a rescan is pending
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case ev, ok := <-w.Events:
+		case ev, ok := <-fw.Events:
 			if !ok {
 				return fmt.Errorf("%w: event channel closed", errFallBack)
 			}
 			if ev.Name == root && ev.Has(fsnotify.Remove|fsnotify.Rename) {
-				return fmt.Errorf("%w: %s was removed or renamed", errFallBack, s.sc.dir)
+				return fmt.Errorf("%w: %s was removed or renamed", errFallBack, w.lib.sc.dir)
 			}
-			if err := follow(w, ev); err != nil {
+			if err := follow(fw, ev); err != nil {
 				return err
 			}
 			if settled == nil {
 				settled = time.After(settle)
 			}
-		case err, ok := <-w.Errors:
+		case err, ok := <-fw.Errors:
 			if !ok {
 				return fmt.Errorf("%w: error channel closed", errFallBack)
 			}
@@ -131,9 +148,9 @@ func (s *Server) watch(ctx context.Context) error {
 			}
 		case <-settled:
 			settled = nil
-			s.rescanLogged()
+			w.rescan()
 		case <-safety.C:
-			s.rescanLogged()
+			w.rescan()
 		}
 	}
 }

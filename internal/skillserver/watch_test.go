@@ -53,7 +53,7 @@ func TestWatchFollowsNewFolders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.safetyPoll = time.Hour
+	s.watcher.safetyPoll = time.Hour
 	cs, changed := session(t, s, "2025-11-25")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -124,13 +124,13 @@ func TestWatchFallsBackToPolling(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.newWatcher = func() (*fsnotify.Watcher, error) {
+			s.watcher.newWatcher = func() (*fsnotify.Watcher, error) {
 				if tc.noWatch {
 					t.Error("NoWatch asked for a watcher")
 				}
 				return nil, errors.New("no inotify here")
 			}
-			s.safetyPoll = time.Hour
+			s.watcher.safetyPoll = time.Hour
 			cs, changed := session(t, s, "2025-11-25")
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
