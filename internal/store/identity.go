@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"syscall"
 )
@@ -17,6 +18,14 @@ const (
 	// IdentityKeySize is the length of the key in bytes.
 	IdentityKeySize = 32
 )
+
+// An identity is the store's identity key file, in the store's root
+// directory. Store embeds it for IdentityKey.
+type identity struct {
+	root *os.Root // the store's root, which holds the key file
+	path string   // the root's path, for messages
+	log  *slog.Logger
+}
 
 // IdentityKey returns the store's identity key: 32 random bytes kept in
 // <root>/.identity-key (mode 0600), created on first use. Package config
@@ -30,26 +39,26 @@ const (
 // unreadable by others, is replaced (logged at Warn): every origin then
 // gets a new id and fetches afresh, which costs bytes but never serves a
 // wrong one. Two processes creating the key at once agree on one.
-func (s *Store) IdentityKey() ([]byte, error) {
+func (k *identity) IdentityKey() ([]byte, error) {
 	for range 3 {
-		key, err := s.readIdentityKey()
+		key, err := k.read()
 		if err == nil {
 			return key, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("identity key in %s: %w", s.path, err)
+			return nil, fmt.Errorf("identity key in %s: %w", k.path, err)
 		}
-		if err := s.createIdentityKey(); err != nil && !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("create identity key in %s: %w", s.path, err)
+		if err := k.create(); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("create identity key in %s: %w", k.path, err)
 		}
 	}
-	return nil, fmt.Errorf("identity key in %s: replaced concurrently three times", s.path)
+	return nil, fmt.Errorf("identity key in %s: replaced concurrently three times", k.path)
 }
 
-// readIdentityKey returns the key, or an error wrapping fs.ErrNotExist when
+// read returns the key, or an error wrapping fs.ErrNotExist when
 // there is none (any unusable one having been removed).
-func (s *Store) readIdentityKey() ([]byte, error) {
-	fi, err := s.root.Lstat(identityKeyName)
+func (k *identity) read() ([]byte, error) {
+	fi, err := k.root.Lstat(identityKeyName)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +77,7 @@ func (s *Store) readIdentityKey() ([]byte, error) {
 	var b []byte
 	if reason == "" {
 		var err error
-		b, reason, err = readRegular(s.root, identityKeyName, fi, IdentityKeySize)
+		b, reason, err = readRegular(k.root, identityKeyName, fi, IdentityKeySize)
 		if err != nil {
 			return nil, err
 		}
@@ -79,13 +88,13 @@ func (s *Store) readIdentityKey() ([]byte, error) {
 	if reason == "" {
 		return b, nil
 	}
-	s.log.Warn("replacing the store's identity key; every origin's cache starts afresh",
-		"op", "open", "path", s.path+"/"+identityKeyName, "err", reason)
+	k.log.Warn("replacing the store's identity key; every origin's cache starts afresh",
+		"op", "open", "path", k.path+"/"+identityKeyName, "err", reason)
 	if fi.IsDir() {
-		makeWritable(s.root, identityKeyName)
-		err = s.root.RemoveAll(identityKeyName)
+		makeWritable(k.root, identityKeyName)
+		err = k.root.RemoveAll(identityKeyName)
 	} else {
-		err = s.root.Remove(identityKeyName)
+		err = k.root.Remove(identityKeyName)
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("remove unusable key (%s): %w", reason, err)
@@ -93,20 +102,20 @@ func (s *Store) readIdentityKey() ([]byte, error) {
 	return nil, fmt.Errorf("unusable key removed (%s): %w", reason, fs.ErrNotExist)
 }
 
-// createIdentityKey writes a new key under a temporary name and links it
+// create writes a new key under a temporary name and links it
 // into place, so that a reader never sees a partial key and a concurrent
 // creator's key wins or loses whole (fs.ErrExist).
-func (s *Store) createIdentityKey() error {
+func (k *identity) create() error {
 	key := make([]byte, IdentityKeySize)
 	rand.Read(key)
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	tmp := identityKeyName + ".new-" + hex.EncodeToString(rnd[:])
-	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := k.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	defer s.root.Remove(tmp)
+	defer k.root.Remove(tmp)
 	_, werr := f.Write(key)
 	if werr == nil {
 		werr = f.Chmod(0o600)
@@ -120,8 +129,8 @@ func (s *Store) createIdentityKey() error {
 	if werr != nil {
 		return werr
 	}
-	if err := s.root.Link(tmp, identityKeyName); err != nil {
+	if err := k.root.Link(tmp, identityKeyName); err != nil {
 		return err
 	}
-	return syncDir(s.root, ".")
+	return syncDir(k.root, ".")
 }

@@ -267,10 +267,10 @@ func (t *objects) write(h string, b []byte) error {
 		touch(o.root, rel)
 		return nil
 	}
-	if err := o.s.ensureDir(o.root, o.dir, objectsDir, "put"); err != nil {
+	if err := ensureDir(o.s.log, o.root, o.dir, objectsDir, "put"); err != nil {
 		return err
 	}
-	if err := o.s.ensureDir(o.root, o.dir, objectsDir+"/"+h[:2], "put"); err != nil {
+	if err := ensureDir(o.s.log, o.root, o.dir, objectsDir+"/"+h[:2], "put"); err != nil {
 		return err
 	}
 	if err := o.writeAtomic(rel, b, 0o400, false); err != nil {

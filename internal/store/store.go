@@ -78,6 +78,7 @@ type Store struct {
 	pendingWrites         atomic.Int64
 
 	sizeKeeper // cache.max_size (gc.go)
+	identity   // the identity key (identity.go)
 }
 
 // DefaultRoot returns $XDG_CACHE_HOME/skillfs, or ~/.cache/skillfs when
@@ -156,6 +157,7 @@ func Open(root string, opts Options) (*Store, error) {
 		mem:     newMemCache(opts.MemoryLimit),
 		origins: make(map[string]*Bucket),
 	}
+	s.identity = identity{root: r, path: root, log: opts.Logger}
 	s.sizeKeeper.s = s
 	return s, nil
 }
@@ -215,7 +217,7 @@ func (s *Store) Bucket(id string) (*Bucket, error) {
 // openBucket opens id's directory; nil, nil when it was removed (cache gc)
 // before its lease was taken. s.mu is held.
 func (s *Store) openBucket(id string) (*Bucket, error) {
-	if err := s.ensureDir(s.root, s.path, id, "open"); err != nil {
+	if err := ensureDir(s.log, s.root, s.path, id, "open"); err != nil {
 		return nil, fmt.Errorf("open origin %s: %w", id, err)
 	}
 	r, err := s.root.OpenRoot(id)
@@ -230,7 +232,7 @@ func (s *Store) openBucket(id string) (*Bucket, error) {
 	s.gen++
 	o := &Bucket{s: s, id: id, gen: s.gen, dir: filepath.Join(s.path, id), root: r, dirInfo: fi}
 	o.temps.o, o.objects.b = o, o
-	if err := s.ensureDir(r, o.dir, objectsDir, "open"); err != nil {
+	if err := ensureDir(s.log, r, o.dir, objectsDir, "open"); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("open origin %s: %w", id, err)
 	}
@@ -329,8 +331,8 @@ func (s *Store) Close() error {
 
 // ensureDir makes rel (relative to r, whose path is base) a real directory
 // of mode 0700. Something else in its place, a symlink included, was put
-// there by someone other than skillfs: it is removed and logged.
-func (s *Store) ensureDir(r *os.Root, base, rel, op string) error {
+// there by someone other than skillfs: it is removed and logged to log.
+func ensureDir(log *slog.Logger, r *os.Root, base, rel, op string) error {
 	fi, err := r.Lstat(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -340,11 +342,11 @@ func (s *Store) ensureDir(r *os.Root, base, rel, op string) error {
 		if fi.Mode().Perm() == 0o700 {
 			return nil
 		}
-		s.log.Warn("store directory had its mode changed; restoring 0700",
+		log.Warn("store directory had its mode changed; restoring 0700",
 			"op", op, "path", filepath.Join(base, rel), "err", fmt.Sprintf("mode %v", fi.Mode().Perm()))
 		return r.Chmod(rel, 0o700)
 	default:
-		s.log.Warn("removing what is not a directory where the store keeps one",
+		log.Warn("removing what is not a directory where the store keeps one",
 			"op", op, "path", filepath.Join(base, rel), "err", fmt.Sprintf("mode %v", fi.Mode()))
 		if err := r.RemoveAll(rel); err != nil {
 			return err
