@@ -41,23 +41,23 @@ type identity struct {
 // wrong one. Two processes creating the key at once agree on one.
 func (k *identity) IdentityKey() ([]byte, error) {
 	for range 3 {
-		key, err := k.read()
+		key, err := k.readKey()
 		if err == nil {
 			return key, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("identity key in %s: %w", k.path, err)
 		}
-		if err := k.create(); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := k.createKey(); err != nil && !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("create identity key in %s: %w", k.path, err)
 		}
 	}
 	return nil, fmt.Errorf("identity key in %s: replaced concurrently three times", k.path)
 }
 
-// read returns the key, or an error wrapping fs.ErrNotExist when
+// readKey returns the key, or an error wrapping fs.ErrNotExist when
 // there is none (any unusable one having been removed).
-func (k *identity) read() ([]byte, error) {
+func (k *identity) readKey() ([]byte, error) {
 	fi, err := k.root.Lstat(identityKeyName)
 	if err != nil {
 		return nil, err
@@ -102,10 +102,10 @@ func (k *identity) read() ([]byte, error) {
 	return nil, fmt.Errorf("unusable key removed (%s): %w", reason, fs.ErrNotExist)
 }
 
-// create writes a new key under a temporary name and links it
+// createKey writes a new key under a temporary name and links it
 // into place, so that a reader never sees a partial key and a concurrent
 // creator's key wins or loses whole (fs.ErrExist).
-func (k *identity) create() error {
+func (k *identity) createKey() error {
 	key := make([]byte, IdentityKeySize)
 	rand.Read(key)
 	var rnd [8]byte
