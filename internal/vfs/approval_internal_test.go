@@ -130,8 +130,8 @@ func TestDynamicSkillRefusedUnderRequired(t *testing.T) {
 	if len(tr.skills) != 0 || tr.nodes["d"] != nil || len(tr.waiting) != 1 || !tr.heldAt("d/SKILL.md") {
 		t.Errorf("a refused dynamic skill was placed: %d skills, node %v", len(tr.skills), tr.nodes["d"])
 	}
-	o := &branch{cfg: oc, approvals: b}
-	si := o.waitingInfo(tr, tr.waiting[0])
+	rows := indexRows{label: oc.Label, t: tr, required: b.required()}
+	si := rows.waiting(tr.waiting[0])
 	if si.State != "rejected" || si.Reason != ReasonNotApprovable || si.Approval != approvalRefused {
 		t.Errorf("index row: %+v", si)
 	}

@@ -75,7 +75,8 @@ func newBranch(f *Core, oc config.Origin, so *store.Bucket) *branch {
 		cfg: oc, mem: f.mem, res: o.res, store: so, cat: o.cat,
 		flags: newFlagBook(so, log), failures: failures, dyn: newDynamics(),
 		log: log, now: f.now, staleRetry: f.staleRetry, gate: newGate(f.mem.fetches),
-		lengths: map[string]int64{}, verified: map[string]struct{}{},
+		rejected: rejections{cfg: oc},
+		learned:  learned{lengths: map[string]int64{}, verified: map[string]struct{}{}},
 	}
 	o.dirs = newDirReads(oc.Label, o.res, o.cat, log, f.now, f.started)
 	return o

@@ -89,7 +89,8 @@ func offReason(label string) string {
 	return fmt.Sprintf(`approval is off for server %q, so its skills are in the mount without approval and there is nothing to approve or revoke; to require approval, set "approval": "required" under skillfs.servers.%s (or skillfs.defaults) in the config and reload the mount (SIGHUP, or remount)`, label, label)
 }
 
-// found is a ref resolved against an origin's current tree.
+// found is a ref resolved against an origin's current tree: what a review
+// of the skill reads (review.go).
 type found struct {
 	o      *branch
 	t      *tree
@@ -97,7 +98,8 @@ type found struct {
 	placed bool
 }
 
-func (c *Consent) find(ref SkillRef) (found, error) { return c.findIn(ref, nil) }
+// find resolves ref against the current tree of the origin it names.
+func (b *branches) find(ref SkillRef) (found, error) { return b.findIn(ref, nil) }
 
 // byURI indexes a tree's skills, placed and held back, by SKILL.md URI.
 type byURI map[*tree]map[string]*skillNode
@@ -117,9 +119,9 @@ func (ix byURI) get(t *tree, uri string) *skillNode {
 }
 
 // findIn is find; ix (nil: none) indexes trees by URI for many refs.
-func (c *Consent) findIn(ref SkillRef, ix byURI) (found, error) {
+func (b *branches) findIn(ref SkillRef, ix byURI) (found, error) {
 	if p := strings.Trim(ref.Path, "/"); p != "" {
-		at := c.route(p)
+		at := b.route(p)
 		if at.kind != atOrigin {
 			return found{}, fmt.Errorf("%s: %w", ref, ErrNotExist)
 		}
@@ -144,7 +146,7 @@ func (c *Consent) findIn(ref SkillRef, ix byURI) (found, error) {
 	if ref.Origin == "" || ref.URI == "" {
 		return found{}, &RefError{Ref: ref, Reason: "name a skill by its path, or by origin and SKILL.md URI"}
 	}
-	o, ok := c.branch(ref.Origin)
+	o, ok := b.branch(ref.Origin)
 	if !ok {
 		return found{}, fmt.Errorf("%s: %w", ref, ErrNotExist)
 	}
@@ -165,27 +167,6 @@ func (c *Consent) findIn(ref SkillRef, ix byURI) (found, error) {
 	return found{}, fmt.Errorf("%s: %w", ref, ErrNotExist)
 }
 
-// info is the index row of the skill with uri in the origin's current tree.
-func (o *branch) info(uri string) (SkillInfo, bool) {
-	t := o.cat.current()
-	for _, sn := range t.skills {
-		if sn.uri() == uri {
-			return o.skillInfo(t, sn, o.rd.failures.snapshot()), true
-		}
-	}
-	for _, h := range t.waiting {
-		if h.sn.uri() == uri {
-			return o.waitingInfo(t, h), true
-		}
-	}
-	for _, r := range t.rejected {
-		if r.URI == uri {
-			return SkillInfo{Origin: o.cfg.Label, URI: r.URI, State: wire.SkillRejected, Reason: string(r.Reason), Detail: r.Detail}, true
-		}
-	}
-	return SkillInfo{}, false
-}
-
 // Skills returns every skill of every origin as index.json rows.
 func (c *Consent) Skills() []SkillInfo { return c.gen.Index().Skills }
 
@@ -199,7 +180,7 @@ func (c *Consent) Inspect(_ context.Context, ref SkillRef) (_ Inspection, err er
 	}
 	o, t, s := fd.o, fd.t, fd.sn.s
 	ins := Inspection{Files: []FileState{}}
-	ins.Skill, _ = o.info(fd.sn.uri())
+	ins.Skill, _ = o.rows().row(fd.sn.uri())
 	if ins.Entry, err = json.Marshal(s.Entry); err != nil {
 		return Inspection{}, fmt.Errorf("inspect %s: %w", ref, err)
 	}
@@ -207,7 +188,7 @@ func (c *Consent) Inspect(_ context.Context, ref SkillRef) (_ Inspection, err er
 		p := file.URI.Path()
 		fs := FileState{Path: joinPath(o.cfg.Label, p), URI: file.URI.String(), Digest: string(file.Resource.Digest), Size: file.Resource.Size}
 		if n := t.nodes[p]; fd.placed && n != nil && !n.isDir() {
-			fs.Verified = o.rd.isVerified(n.file)
+			fs.Verified = o.rd.learned.isVerified(n.file)
 		}
 		if file.Resource.Digest != "" {
 			fs.Cached = o.store.Has(file.Resource.Digest)
@@ -277,13 +258,13 @@ func (c *Consent) ShowSkillMD(ctx context.Context, ref SkillRef) (_ []byte, err 
 func (c *Consent) Pending() []Pending {
 	out := []Pending{}
 	for _, o := range c.all() {
-		t := o.cat.current()
-		for _, h := range t.waiting {
+		rows := o.rows()
+		for _, h := range rows.t.waiting {
 			if h.state != approvalPending && h.state != approvalChanged {
 				continue
 			}
-			p := Pending{Skill: o.waitingInfo(t, h), Binding: bindingDigest(o.cfg, h.sn)}
-			p.Why, p.Changed = o.why(h.sn)
+			p := Pending{Skill: rows.waiting(h), Binding: bindingDigest(o.cfg, h.sn)}
+			p.Why, p.Changed = o.approvals.why(h.sn)
 			out = append(out, p)
 		}
 	}
@@ -399,7 +380,7 @@ func (c *Consent) approve(refs []SkillRef, all string) ([]SkillInfo, error) {
 		}
 	}
 	c.regate(touched)
-	return c.rows(fds, notes), nil
+	return currentRows(fds, notes), nil
 }
 
 // approvable refuses the first ref that cannot be approved at all, before
@@ -519,7 +500,7 @@ func (c *Consent) Revoke(refs []SkillRef) (_ []SkillInfo, err error) {
 		fd.o.log.Info("approval revoked", "op", "revoke", "uri", fd.sn.uri(), "path", joinPath(fd.o.cfg.Label, fd.sn.path))
 	}
 	c.regate(touched)
-	return c.rows(fds, notes), nil
+	return currentRows(fds, notes), nil
 }
 
 // Get confirms an unlisted skill with skills/get and holds it like a
@@ -539,21 +520,22 @@ func (c *Consent) Get(ctx context.Context, label, uri string) (_ SkillInfo, err 
 	}
 	o.log.Info("skill confirmed with skills/get", "op", "get", "uri", s.URI.String())
 	c.feed.settle()
-	si, ok := o.info(s.URI.String())
+	si, ok := o.rows().row(s.URI.String())
 	if !ok {
 		return SkillInfo{}, fmt.Errorf("get %s from %s: %w", uri, label, ErrNotExist)
 	}
 	return si, nil
 }
 
-func (c *Consent) findAll(refs []SkillRef) ([]found, error) {
+// findAll is find of each of refs, or the first error.
+func (b *branches) findAll(refs []SkillRef) ([]found, error) {
 	if len(refs) == 0 {
 		return nil, errors.New("no skill named")
 	}
 	fds := make([]found, len(refs))
 	ix := byURI{}
 	for i, ref := range refs {
-		fd, err := c.findIn(ref, ix)
+		fd, err := b.findIn(ref, ix)
 		if err != nil {
 			return nil, err
 		}
@@ -577,9 +559,9 @@ func (c *Consent) regate(touched map[*branch]bool) {
 	}
 }
 
-// rows returns each found skill's row from the tree now in force, with
-// notes in Detail.
-func (c *Consent) rows(fds []found, notes []string) []SkillInfo {
+// currentRows returns each found skill's row from the tree now in force,
+// with notes in Detail.
+func currentRows(fds []found, notes []string) []SkillInfo {
 	want := map[*branch]map[string]bool{}
 	for _, fd := range fds {
 		if want[fd.o] == nil {
@@ -589,7 +571,7 @@ func (c *Consent) rows(fds []found, notes []string) []SkillInfo {
 	}
 	infos := map[*branch]map[string]SkillInfo{}
 	for o, uris := range want {
-		infos[o] = o.infos(uris)
+		infos[o] = o.rows().rowsOf(uris)
 	}
 	out := make([]SkillInfo, 0, len(fds))
 	for i, fd := range fds {
@@ -602,35 +584,6 @@ func (c *Consent) rows(fds []found, notes []string) []SkillInfo {
 			si.Detail = notes[i]
 		}
 		out = append(out, si)
-	}
-	return out
-}
-
-// infos is info of each of uris, in one pass over the current tree.
-func (o *branch) infos(uris map[string]bool) map[string]SkillInfo {
-	t := o.cat.current()
-	out := make(map[string]SkillInfo, len(uris))
-	failures := o.rd.failures.snapshot()
-	for _, sn := range t.skills {
-		if u := sn.uri(); uris[u] {
-			if _, ok := out[u]; !ok {
-				out[u] = o.skillInfo(t, sn, failures)
-			}
-		}
-	}
-	for _, h := range t.waiting {
-		if u := h.sn.uri(); uris[u] {
-			if _, ok := out[u]; !ok {
-				out[u] = o.waitingInfo(t, h)
-			}
-		}
-	}
-	for _, r := range t.rejected {
-		if uris[r.URI] {
-			if _, ok := out[r.URI]; !ok {
-				out[r.URI] = SkillInfo{Origin: o.cfg.Label, URI: r.URI, State: wire.SkillRejected, Reason: string(r.Reason), Detail: r.Detail}
-			}
-		}
 	}
 	return out
 }

@@ -18,7 +18,8 @@
 // mount-relative path to an origin's branch (branch.go) or to the
 // generated files (meta.go), and it carries the feed of Change values
 // that fs subscribes to. Consent (consent.go) is what the control socket
-// serves the user's commands. Each mount has its own memory policy
+// serves the user's commands. The rows of index.json and of Consent's
+// answers are built from one origin's tree at a time (rows.go). Each mount has its own memory policy
 // (memory.go). A branch is one origin's part of the mount, made of parts
 // that each have their own lock:
 //

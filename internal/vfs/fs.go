@@ -463,7 +463,7 @@ func (o *branch) attr(n *node) Attr {
 	case r.HasSize:
 		a.Size = r.Size
 	default:
-		l, ok := o.rd.length(r.Digest)
+		l, ok := o.rd.learned.length(r.Digest)
 		if ok && r.Digest != "" {
 			a.Size = l
 		} else {

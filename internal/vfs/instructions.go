@@ -21,9 +21,10 @@ const sourceNamed = "instructions"
 // instructions of a server under approval: required.
 const instructionsNotShown = "approval is required for this server, and its instructions are not bound to an approval; the user reads them with `skillfs status --json`"
 
-// modelInstructions leaves out st's instructions when o needs approval.
-func (o *branch) modelInstructions(st *OriginStatus) {
-	if st.InstructionsBytes > 0 && o.approvals.required() {
+// modelInstructions leaves out st's instructions when its origin is under
+// approval: required.
+func modelInstructions(st *OriginStatus, required bool) {
+	if st.InstructionsBytes > 0 && required {
 		st.Instructions = ""
 		st.InstructionsNotShown = instructionsNotShown
 	}

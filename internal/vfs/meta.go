@@ -60,7 +60,7 @@ func (m *generated) indexKey() []originKey {
 	var key []originKey
 	for label, o := range m.f.all() {
 		key = append(key, originKey{label: label, t: o.cat.current(),
-			failures: o.rd.failures.gen.Load(), flags: o.rd.flags.gen.Load(), verify: o.rd.verifiedGen.Load()})
+			failures: o.rd.failures.gen.Load(), flags: o.rd.flags.gen.Load(), verify: o.rd.learned.gen.Load()})
 	}
 	return key
 }
@@ -234,7 +234,8 @@ func (m *generated) buildIndex() (idx, model Index) {
 	idx = Index{Note: render.IndexNote, Skills: []SkillInfo{}}
 	model = Index{Note: render.IndexNote, Skills: []SkillInfo{}}
 	for label, o := range f.all() {
-		t := o.cat.current()
+		rows := o.rows()
+		t := rows.t
 		if t.truncated != "" {
 			if idx.Truncated == nil {
 				idx.Truncated = map[string]string{}
@@ -252,12 +253,12 @@ func (m *generated) buildIndex() (idx, model Index) {
 		hide := o.approvals.required()
 		failures := o.rd.failures.snapshot()
 		for _, sn := range t.skills {
-			si := o.skillInfo(t, sn, failures)
+			si := rows.skill(sn, failures)
 			idx.Skills = append(idx.Skills, si)
 			model.Skills = append(model.Skills, si)
 		}
 		for _, h := range t.waiting {
-			si := o.waitingInfo(t, h)
+			si := rows.waiting(h)
 			idx.Skills = append(idx.Skills, si)
 			switch {
 			case !hide:
@@ -293,7 +294,7 @@ func (m *generated) buildIndex() (idx, model Index) {
 		}
 		model.Truncated[label] = why
 		if o, ok := f.branch(label); ok {
-			model.Truncated[label] = o.modelTruncated(why)
+			model.Truncated[label] = modelTruncated(why, o.approvals.required())
 		}
 	}
 	// Each view names collisions among its own rows only: the model's
@@ -312,10 +313,10 @@ var capNamed = []string{"the next skill, ", ErrListCap.Error()}
 // that names a skill (a string the server chose) under approval: required.
 const modelTruncatedText = "the listing reached a cap (max_list_entries, max_list_resources or max_list_bytes); the user sees which with `skillfs status`"
 
-// modelTruncated is why o's listing was cut, as the generated files say
-// it: under approval: required, without a skill's URI.
-func (o *branch) modelTruncated(why string) string {
-	if !o.approvals.required() {
+// modelTruncated is why an origin's listing was cut, as the generated
+// files say it: under approval: required, without a skill's URI.
+func modelTruncated(why string, required bool) string {
+	if !required {
 		return why
 	}
 	for _, c := range capNamed {
@@ -335,10 +336,11 @@ func (m *generated) modelStatus() Status {
 		if !ok {
 			continue
 		}
+		required := o.approvals.required()
 		if st.Origins[i].Truncated != "" {
-			st.Origins[i].Truncated = o.modelTruncated(st.Origins[i].Truncated)
+			st.Origins[i].Truncated = modelTruncated(st.Origins[i].Truncated, required)
 		}
-		o.modelInstructions(&st.Origins[i])
+		modelInstructions(&st.Origins[i], required)
 	}
 	return st
 }
@@ -383,102 +385,6 @@ func setCollisions(rows []SkillInfo) {
 			}
 		}
 	}
-}
-
-// skillInfo builds one index row.
-func (o *branch) skillInfo(t *tree, sn *skillNode, failures map[string]failure) SkillInfo {
-	s := sn.s
-	si := SkillInfo{
-		Origin:      o.cfg.Label,
-		URI:         sn.uri(),
-		Path:        joinPath(o.cfg.Label, sn.path),
-		Name:        s.Entry.Name(),
-		Description: s.Entry.Description(),
-		State:       wire.SkillAvailable,
-		Source:      sn.source,
-		Files:       len(s.Files),
-	}
-	for _, fl := range s.Flags {
-		si.Flags = append(si.Flags, string(fl))
-	}
-	if n := t.nodes[s.URI.Path()]; n != nil && !n.isDir() {
-		si.Flags = append(si.Flags, o.rd.flags.get(n.file.key)...)
-	}
-	if sn.path != "" {
-		if outer := t.skillAt(parentOf(sn.path)); outer != nil {
-			si.NestedIn = joinPath(o.cfg.Label, outer.path)
-			si.Flags = append(si.Flags, "nested-skill")
-		}
-	}
-	slices.Sort(si.Flags)
-	si.Flags = slices.Compact(si.Flags)
-	if s.Dynamic {
-		si.State = wire.SkillDynamic
-	}
-	var last failure
-	for _, file := range s.Files {
-		p := file.URI.Path()
-		if n := t.nodes[p]; n != nil && !n.isDir() {
-			if o.rd.isVerified(n.file) {
-				si.VerifiedFiles++
-			}
-		}
-		if fl, ok := failures[p]; ok && fl.at.After(last.at) {
-			last = fl
-			si.Detail = fmt.Sprintf("%s: %s", joinPath(o.cfg.Label, p), fl.detail)
-		}
-	}
-	if s.Dynamic {
-		if fl, ok := failures[s.URI.Path()]; ok {
-			last = fl
-			si.Detail = fmt.Sprintf("%s: %s", joinPath(o.cfg.Label, s.URI.Path()), fl.detail)
-		}
-	}
-	if last.reason != "" {
-		si.State = wire.SkillFailed
-		si.Reason = last.reason
-	}
-	if o.approvals.required() {
-		si.Approval = approvalApproved
-	}
-	return si
-}
-
-// waitingInfo builds the index row of a skill held back for want of an
-// approval: everything from the entry as listed, nothing fetched.
-func (o *branch) waitingInfo(t *tree, h heldBack) SkillInfo {
-	s := h.sn.s
-	si := SkillInfo{
-		Origin:      o.cfg.Label,
-		URI:         h.sn.uri(),
-		Path:        joinPath(o.cfg.Label, h.sn.path),
-		Name:        s.Entry.Name(),
-		Description: s.Entry.Description(),
-		State:       wire.SkillPending,
-		Source:      h.sn.source,
-		Files:       len(s.Files),
-		Approval:    h.state,
-	}
-	switch h.state {
-	case approvalRefused:
-		si.State, si.Reason, si.Detail = wire.SkillRejected, ReasonNotApprovable, refusedDetail
-	case approvalChanged:
-		si.Reason = "changed since approved"
-		si.Detail = "the server's entry differs from the approved one; see skillfs pending"
-	default:
-		si.Reason = "not yet approved"
-		si.Detail = "approval is required for this server; see skillfs pending"
-	}
-	for _, fl := range s.Flags {
-		si.Flags = append(si.Flags, string(fl))
-	}
-	if outer := t.enclosing(h.sn.path); outer != nil {
-		si.NestedIn = joinPath(o.cfg.Label, outer.path)
-		si.Flags = append(si.Flags, "nested-skill")
-	}
-	slices.Sort(si.Flags)
-	si.Flags = slices.Compact(si.Flags)
-	return si
 }
 
 // Status reports every origin.
@@ -583,7 +489,7 @@ func (c *Core) Xattrs(ctx context.Context, p string) ([]Xattr, error) {
 	}
 	xs = append(xs, Xattr{"user.skillfs.digest", string(file.f.Resource.Digest)})
 	verified := "no"
-	if o.rd.isVerified(file) || (len(file.entryOf) == 0 && file.conflict == "" && o.store.Has(file.f.Resource.Digest)) {
+	if o.rd.learned.isVerified(file) || (len(file.entryOf) == 0 && file.conflict == "" && o.store.Has(file.f.Resource.Digest)) {
 		// A SKILL.md is verified only once it passed the comparison with
 		// the frontmatter of the entry it is served under, in this run.
 		verified = "yes"

@@ -119,18 +119,17 @@ type reader struct {
 	retries throttle // skill uri → last staleness skills/get
 
 	rejected rejections // entries whose SKILL.md failed verification (rejected.go)
+	timedOut timeouts   // fetches that ran out of call_timeout
+	learned  learned    // lengths and verified versions
+}
 
-	// timedOut remembers, for timeoutMemory, the fetches that ran out of
-	// call_timeout, by flight key: the kernel re-issues a read whose
-	// readahead failed, and that retry must not wait call_timeout again.
-	timedOutMu sync.Mutex
-	timedOut   map[string]timedOutFetch
-
-	mu       sync.Mutex          // what reading taught:
+// learned is what reading taught in this run.
+type learned struct {
+	mu       sync.Mutex
 	lengths  map[string]int64    // digest → verified length, for entries without size
 	verified map[string]struct{} // fileVersion.key → passed every check in this run
-	// verifiedGen counts the additions to verified (see failureLog.gen).
-	verifiedGen atomic.Uint64
+	// gen counts the additions to verified (see failureLog.gen).
+	gen atomic.Uint64
 }
 
 // A throttle lets something happen for a key at most once per interval.
@@ -162,11 +161,11 @@ func (rd *reader) load(ctx context.Context, n *node) ([]byte, *node, error) {
 	if c := n.file.conflict; c != "" {
 		return nil, n, rd.failures.record(n.path, &ReadError{Path: n.path, Reason: ReasonConflict, Err: errors.New(c)})
 	}
-	if err := rd.rejectedSkill(n); err != nil {
+	if err := rd.rejected.check(n); err != nil {
 		return nil, n, rd.failures.record(n.path, err)
 	}
 	b, used, err := rd.loadChecked(ctx, n)
-	rd.noteSkillMD(used, err)
+	rd.rejected.note(used, err)
 	return b, used, err
 }
 
@@ -244,7 +243,7 @@ func (rd *reader) obtainFor(ctx context.Context, n *node, have []byte, why purpo
 		return have, nil
 	}
 	if b, err := rd.store.Get(r.Digest); err == nil {
-		rd.noteLength(r, b)
+		rd.learned.noteLength(r, b)
 		return b, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		rd.log.Warn("store read failed", "op", "read", "path", n.path, "err", err)
@@ -253,7 +252,7 @@ func (rd *reader) obtainFor(ctx context.Context, n *node, have []byte, why purpo
 	if why == forKeep {
 		key = "keep\x00" + key
 	}
-	if err := rd.recentTimeout(key); err != nil {
+	if err := rd.timedOut.recent(key, rd.now()); err != nil {
 		return nil, &ReadError{Path: n.path, Reason: ReasonTimeout, Err: err}
 	}
 	b, err := rd.flight.do(ctx, key, func(fctx context.Context) ([]byte, error) {
@@ -267,7 +266,7 @@ func (rd *reader) obtainFor(ctx context.Context, n *node, have []byte, why purpo
 		b, err := rd.fetch(fctx, n, why)
 		var re *ReadError
 		if errors.As(err, &re) && errors.Is(err, resolver.ErrTimeout) {
-			rd.noteTimeout(key, re.Err)
+			rd.timedOut.note(key, re.Err, rd.now())
 		}
 		return b, err
 	})
@@ -301,35 +300,42 @@ type timedOutFetch struct {
 	err error
 }
 
-// noteTimeout remembers a fetch that timed out.
-func (rd *reader) noteTimeout(key string, err error) {
-	rd.timedOutMu.Lock()
-	defer rd.timedOutMu.Unlock()
-	now := rd.now()
-	if rd.timedOut == nil {
-		rd.timedOut = map[string]timedOutFetch{}
-	}
-	for k, t := range rd.timedOut {
-		if now.Sub(t.at) >= timeoutMemory {
-			delete(rd.timedOut, k)
-		}
-	}
-	rd.timedOut[key] = timedOutFetch{at: now, err: err}
+// timeouts remembers, for timeoutMemory, the fetches that ran out of
+// call_timeout, by flight key: the kernel re-issues a read whose
+// readahead failed, and that retry must not wait call_timeout again.
+type timeouts struct {
+	mu sync.Mutex
+	m  map[string]timedOutFetch
 }
 
-// recentTimeout returns the error of a fetch of key that timed out less
-// than timeoutMemory ago, or nil.
-func (rd *reader) recentTimeout(key string) error {
-	rd.timedOutMu.Lock()
-	defer rd.timedOutMu.Unlock()
-	t, ok := rd.timedOut[key]
+// note remembers a fetch that timed out at now.
+func (t *timeouts) note(key string, err error, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[string]timedOutFetch{}
+	}
+	for k, f := range t.m {
+		if now.Sub(f.at) >= timeoutMemory {
+			delete(t.m, k)
+		}
+	}
+	t.m[key] = timedOutFetch{at: now, err: err}
+}
+
+// recent returns the error of a fetch of key that timed out less than
+// timeoutMemory before now, or nil.
+func (t *timeouts) recent(key string, now time.Time) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, ok := t.m[key]
 	if !ok {
 		return nil
 	}
-	if ago := rd.now().Sub(t.at); ago < timeoutMemory {
-		return fmt.Errorf("%w (%s ago; not asked again for %s)", t.err, ago.Round(time.Millisecond), timeoutMemory)
+	if ago := now.Sub(f.at); ago < timeoutMemory {
+		return fmt.Errorf("%w (%s ago; not asked again for %s)", f.err, ago.Round(time.Millisecond), timeoutMemory)
 	}
-	delete(rd.timedOut, key)
+	delete(t.m, key)
 	return nil
 }
 
@@ -337,7 +343,7 @@ func (rd *reader) recentTimeout(key string) error {
 // it against the resource.
 func (rd *reader) fetch(ctx context.Context, n *node, why purpose) ([]byte, error) {
 	r := *n.file.f.Resource
-	release, err := rd.gate.enter(ctx, rd.expected(r))
+	release, err := rd.gate.enter(ctx, expected(r, rd.cfg.Limits.MaxFileSize))
 	if err != nil {
 		return nil, &ReadError{Path: n.path, Reason: reasonOf(err), Err: err}
 	}
@@ -357,12 +363,13 @@ func (rd *reader) fetch(ctx context.Context, n *node, why purpose) ([]byte, erro
 	return b, nil
 }
 
-// expected is the most a fetch of r can bring.
-func (rd *reader) expected(r skill.Resource) int64 {
+// expected is the most a fetch of r can bring, when the origin's files
+// are at most maxFile bytes.
+func expected(r skill.Resource, maxFile int64) int64 {
 	if r.HasSize {
 		return r.Size
 	}
-	return rd.cfg.Limits.MaxFileSize
+	return maxFile
 }
 
 // isStale reports whether a failed check may come from a stale listing.
@@ -417,18 +424,18 @@ func (rd *reader) keep(n *node, b []byte) {
 		rd.mem.releaseSoon()
 	}
 	rd.mem.releaseWhenQuiet(len(b))
-	rd.noteLength(*n.file.f.Resource, b)
+	rd.learned.noteLength(*n.file.f.Resource, b)
 	rd.failures.forget(n.path)
 }
 
 // noteLength learns the length of a file whose entry declares none.
-func (rd *reader) noteLength(r skill.Resource, b []byte) {
+func (l *learned) noteLength(r skill.Resource, b []byte) {
 	if r.HasSize || r.Digest == "" {
 		return
 	}
-	rd.mu.Lock()
-	rd.lengths[string(r.Digest)] = int64(len(b))
-	rd.mu.Unlock()
+	l.mu.Lock()
+	l.lengths[string(r.Digest)] = int64(len(b))
+	l.mu.Unlock()
 }
 
 // noteVerified records that a file version passed every check, and the
@@ -436,31 +443,36 @@ func (rd *reader) noteLength(r skill.Resource, b []byte) {
 // restarts.
 func (rd *reader) noteVerified(f *fileNode, flags []string) {
 	k := f.key
-	rd.mu.Lock()
-	if _, ok := rd.verified[k]; !ok {
-		rd.verified[k] = struct{}{}
-		rd.verifiedGen.Add(1)
-	}
-	rd.mu.Unlock()
+	rd.learned.verify(k)
 	if len(f.entryOf) > 0 && rd.flags.note(k, flags) {
 		rd.flags.saveSoon(rd.cat.current())
 	}
 }
 
+// verify records that the file version with key passed every check.
+func (l *learned) verify(key string) {
+	l.mu.Lock()
+	if _, ok := l.verified[key]; !ok {
+		l.verified[key] = struct{}{}
+		l.gen.Add(1)
+	}
+	l.mu.Unlock()
+}
+
 // length is the verified length of a file whose entry declares no size,
 // once it has been read.
-func (rd *reader) length(d skill.Digest) (int64, bool) {
-	rd.mu.Lock()
-	defer rd.mu.Unlock()
-	l, ok := rd.lengths[string(d)]
-	return l, ok
+func (l *learned) length(d skill.Digest) (int64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, ok := l.lengths[string(d)]
+	return n, ok
 }
 
 // isVerified reports whether a file version passed every check in this run.
-func (rd *reader) isVerified(f *fileNode) bool {
-	rd.mu.Lock()
-	defer rd.mu.Unlock()
-	_, ok := rd.verified[f.key]
+func (l *learned) isVerified(f *fileNode) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.verified[f.key]
 	return ok
 }
 
@@ -508,7 +520,7 @@ func sameSkill(a, b *verify.Skill) bool {
 func (rd *reader) fetchDynamic(ctx context.Context, n *node, gen uint64) ([]byte, error) {
 	r := skill.Resource{URI: n.file.f.Resource.URI}
 	rd.dyn.fetched(n.path, gen)
-	release, err := rd.gate.enter(ctx, rd.expected(r))
+	release, err := rd.gate.enter(ctx, expected(r, rd.cfg.Limits.MaxFileSize))
 	if err != nil {
 		return nil, rd.failures.record(n.path, &ReadError{Path: n.path, Reason: reasonOf(err), Err: err})
 	}

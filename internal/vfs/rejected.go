@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/skillfs/skillfs/internal/config"
 	"github.com/skillfs/skillfs/resolver"
 	"github.com/skillfs/skillfs/verify"
 )
@@ -27,39 +28,40 @@ import (
 // rejections maps a held entry (skill URI and binding digest) to the
 // failed check of its SKILL.md.
 type rejections struct {
-	mu sync.Mutex
-	m  map[string]error
+	cfg config.Origin // whose bindings the entries are
+	mu  sync.Mutex
+	m   map[string]error
 }
 
 // ReasonSkillRejected: the file's skill was not loaded because its SKILL.md
 // failed verification under the same entry.
 const ReasonSkillRejected = "skill-rejected"
 
-func (rd *reader) rejectionKey(sn *skillNode) string {
-	return sn.uri() + "\x00" + bindingDigest(rd.cfg, sn)
+func (r *rejections) key(sn *skillNode) string {
+	return sn.uri() + "\x00" + bindingDigest(r.cfg, sn)
 }
 
-// noteSkillMD records the outcome of loading n when it is an entry's
-// SKILL.md: a failed verification rejects those skills, a success lifts it.
-func (rd *reader) noteSkillMD(n *node, err error) {
+// note records the outcome of loading n when it is an entry's SKILL.md: a
+// failed verification rejects those skills, a success lifts it.
+func (r *rejections) note(n *node, err error) {
 	if n == nil || n.file == nil || len(n.file.entryOf) == 0 {
 		return
 	}
 	if err != nil && !contentFailed(err) {
 		return // not a verdict on the content: offline, over budget…
 	}
-	rd.rejected.mu.Lock()
-	defer rd.rejected.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, sn := range n.file.entryOf {
-		k := rd.rejectionKey(sn)
+		k := r.key(sn)
 		if err == nil {
-			delete(rd.rejected.m, k)
+			delete(r.m, k)
 			continue
 		}
-		if rd.rejected.m == nil {
-			rd.rejected.m = map[string]error{}
+		if r.m == nil {
+			r.m = map[string]error{}
 		}
-		rd.rejected.m[k] = err
+		r.m[k] = err
 	}
 }
 
@@ -75,19 +77,19 @@ func contentFailed(err error) bool {
 	return errors.Is(err, resolver.ErrTooLarge)
 }
 
-// rejectedSkill returns a *ReadError when n is a supporting file of skills
-// that were all rejected, nil otherwise.
-func (rd *reader) rejectedSkill(n *node) error {
+// check returns a *ReadError when n is a supporting file of skills that
+// were all rejected, nil otherwise.
+func (r *rejections) check(n *node) error {
 	f := n.file
 	if len(f.entryOf) > 0 || len(f.owners) == 0 {
 		return nil
 	}
-	rd.rejected.mu.Lock()
-	defer rd.rejected.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var first error
 	var owner *skillNode
 	for _, sn := range f.owners {
-		err, ok := rd.rejected.m[rd.rejectionKey(sn)]
+		err, ok := r.m[r.key(sn)]
 		if !ok {
 			return nil
 		}

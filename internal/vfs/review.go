@@ -251,7 +251,7 @@ func (k *keeper) run(o *branch) {
 		if o.store.Has(it.f.Resource.Digest) {
 			continue
 		}
-		_, err := o.rd.obtainFor(o.life, o.detachedNode(it.sn, it.f), nil, forKeep)
+		_, err := o.rd.obtainFor(o.life, detachedNode(o.cfg.Label, it.sn, it.f), nil, forKeep)
 		if err == nil {
 			continue
 		}
@@ -273,9 +273,9 @@ func (k *keeper) run(o *branch) {
 	}
 }
 
-// detachedNode is a node for one file of sn checked against sn's entry
-// alone, for a skill that may not be in the tree.
-func (o *branch) detachedNode(sn *skillNode, f *verify.File) *node {
+// detachedNode is a node for one file of sn, of the origin with label,
+// checked against sn's entry alone, for a skill that may not be in the tree.
+func detachedNode(label string, sn *skillNode, f *verify.File) *node {
 	fn := &fileNode{f: f, owners: []*skillNode{sn}}
 	if f.URI.String() == sn.uri() {
 		fn.entryOf = []*skillNode{sn}
@@ -283,7 +283,7 @@ func (o *branch) detachedNode(sn *skillNode, f *verify.File) *node {
 	fn.setVersion()
 	v := fn.version()
 	p := f.URI.Path()
-	return &node{path: p, ino: inoVersion(o.cfg.Label, p, false, &v), file: fn}
+	return &node{path: p, ino: inoVersion(label, p, false, &v), file: fn}
 }
 
 // serverDesc says which server o is, its secrets masked as `skillfs config
@@ -301,15 +301,15 @@ func serverDesc(oc config.Origin) wire.ServerDesc {
 }
 
 // why says why a held-back skill waits, and what changed.
-func (o *branch) why(sn *skillNode) (string, *ApprovalChange) {
-	rec, ok := o.approvals.get(sn.uri())
+func (b *approvalBook) why(sn *skillNode) (string, *ApprovalChange) {
+	rec, ok := b.get(sn.uri())
 	if !ok {
-		if o.approvals.approvedElsewhere(sn.uri()) {
+		if b.approvedElsewhere(sn.uri()) {
 			return wire.WhyServerEntry, nil
 		}
 		return wire.WhyNew, nil
 	}
-	ch := diffBindings(o.cfg.Label, rec.Binding, bindingOf(o.cfg, sn.s))
+	ch := diffBindings(b.cfg.Label, rec.Binding, bindingOf(b.cfg, sn.s))
 	if ch != nil && len(ch.Frontmatter) > 0 {
 		return wire.WhyFrontmatter, ch
 	}
@@ -332,9 +332,9 @@ func (c *Consent) Review(ctx context.Context, ref SkillRef) (_ wire.Review, err 
 		return wire.Review{}, &RefError{Ref: ref, Reason: refusedDetail}
 	}
 	rv := wire.Review{Server: serverDesc(o.cfg), Binding: bindingDigest(o.cfg, sn)}
-	rv.Skill, _ = o.info(sn.uri())
+	rv.Skill, _ = o.rows().row(sn.uri())
 	if fd.sn.approval == approvalPending || fd.sn.approval == approvalChanged {
-		rv.Why, rv.Changed = o.why(sn)
+		rv.Why, rv.Changed = o.approvals.why(sn)
 	}
 	files := map[string]*verify.File{}
 	for i := range sn.s.Files {
@@ -343,27 +343,27 @@ func (c *Consent) Review(ctx context.Context, ref SkillRef) (_ wire.Review, err 
 	rec, ok := o.approvals.get(sn.uri())
 	// SKILL.md's flags: from its verified bytes, whatever else is shown;
 	// a skill never approved shows the bytes too.
-	used, mdNote := o.reviewSkillMD(ctx, fd, files[sn.uri()], &rv)
+	used, mdNote := fd.reviewSkillMD(ctx, files[sn.uri()], &rv)
 	if !ok {
 		if rv.SkillMD == nil && mdNote == "" {
 			mdNote = "the entry lists no SKILL.md"
 		}
 		rv.SkillMDNote = mdNote
-		rv.Listing = o.listing(sn)
+		rv.Listing = fd.listing()
 		return rv, nil
 	}
 	rv.SkillMD, rv.SkillMDSize = nil, 0
 	if fd.sn.approval == approvalApproved {
 		return rv, nil
 	}
-	rv.Files = o.reviewChanges(ctx, fd, rec, files, int64(MaxKeptSkill)-used)
+	rv.Files = fd.reviewChanges(ctx, rec, files, int64(MaxKeptSkill)-used)
 	return rv, nil
 }
 
 // reviewSkillMD puts in rv SKILL.md's verified bytes (f, within MaxKeptFile)
 // and their flags; it returns the bytes fetched, which count against
 // MaxKeptSkill, and a note on how much of SKILL.md rv shows, or why none.
-func (o *branch) reviewSkillMD(ctx context.Context, fd found, f *verify.File, rv *wire.Review) (int64, string) {
+func (fd found) reviewSkillMD(ctx context.Context, f *verify.File, rv *wire.Review) (int64, string) {
 	switch {
 	case f == nil || f.Resource == nil:
 		return 0, ""
@@ -372,7 +372,7 @@ func (o *branch) reviewSkillMD(ctx context.Context, fd found, f *verify.File, rv
 	case f.Resource.Size > MaxKeptFile:
 		return 0, fmt.Sprintf("not fetched here: over %d bytes", MaxKeptFile)
 	}
-	b, err := o.verified(ctx, fd.t, fd, f)
+	b, err := fd.verified(ctx, f)
 	if err != nil {
 		return 0, "not fetched: " + err.Error()
 	}
@@ -397,7 +397,7 @@ func (o *branch) reviewSkillMD(ctx context.Context, fd found, f *verify.File, rv
 
 // reviewChanges reviews, in path order, each file of fd's skill added,
 // removed or changed since rec, fetching at most budget bytes to diff.
-func (o *branch) reviewChanges(ctx context.Context, fd found, rec approvalRecord, files map[string]*verify.File, budget int64) []wire.FileReview {
+func (fd found) reviewChanges(ctx context.Context, rec approvalRecord, files map[string]*verify.File, budget int64) []wire.FileReview {
 	old := map[string]skill.Resource{}
 	for _, r := range rec.Resources {
 		old[r.URI] = r
@@ -412,8 +412,9 @@ func (o *branch) reviewChanges(ctx context.Context, fd found, rec approvalRecord
 			uris = append(uris, u)
 		}
 	}
-	slices.SortFunc(uris, func(a, b string) int { return strings.Compare(o.pathOf(a), o.pathOf(b)) })
-	fr := fileReviewer{o: o, t: fd.t, fd: fd, files: files, kept: map[skill.Digest]bool{}, budget: budget}
+	label := fd.o.cfg.Label
+	slices.SortFunc(uris, func(a, b string) int { return strings.Compare(pathOf(label, a), pathOf(label, b)) })
+	fr := fileReviewer{o: fd.o, fd: fd, files: files, kept: map[skill.Digest]bool{}, budget: budget}
 	for _, d := range rec.Kept {
 		fr.kept[d] = true
 	}
@@ -429,9 +430,10 @@ func (o *branch) reviewChanges(ctx context.Context, fd found, rec approvalRecord
 	return out
 }
 
-// listing is every file of sn's entry, as a review of a new skill lists
+// listing is every file of fd's entry, as a review of a new skill lists
 // them: path, declared size and flags.
-func (o *branch) listing(sn *skillNode) []wire.ListedFile {
+func (fd found) listing() []wire.ListedFile {
+	sn := fd.sn
 	kept := map[skill.Digest]bool{}
 	for _, d := range keptDigests(sn.s) {
 		kept[d] = true
@@ -443,7 +445,7 @@ func (o *branch) listing(sn *skillNode) []wire.ListedFile {
 			continue
 		}
 		rel := strings.TrimPrefix(f.URI.Path(), sn.path+"/")
-		lf := wire.ListedFile{Path: joinPath(o.cfg.Label, f.URI.Path()), Size: f.Resource.Size, HasSize: f.Resource.HasSize}
+		lf := wire.ListedFile{Path: joinPath(fd.o.cfg.Label, f.URI.Path()), Size: f.Resource.Size, HasSize: f.Resource.HasSize}
 		if path.Base(rel) == "SKILL.md" && f.URI.String() != sn.uri() {
 			lf.Flags = append(lf.Flags, wire.FlagNestedSkill)
 		}
@@ -476,7 +478,6 @@ func isScript(rel string) bool {
 // its approval kept, within what is left of the per-skill diff cap.
 type fileReviewer struct {
 	o      *branch
-	t      *tree
 	fd     found
 	files  map[string]*verify.File // the skill's files now, by URI
 	kept   map[skill.Digest]bool   // what the approval kept
@@ -488,7 +489,7 @@ type fileReviewer struct {
 // diff of text, size and digest otherwise, and why when a side is
 // missing.
 func (r *fileReviewer) review(ctx context.Context, u string, was, now skill.Resource, hadOld, hasNew bool) wire.FileReview {
-	fr := wire.FileReview{Path: r.o.pathOf(u), Change: "changed"}
+	fr := wire.FileReview{Path: pathOf(r.o.cfg.Label, u), Change: "changed"}
 	var a, b []byte
 	var why []string
 	missing := "" // why the approved version's bytes are not here
@@ -519,7 +520,7 @@ func (r *fileReviewer) review(ctx context.Context, u string, was, now skill.Reso
 		case now.Size > r.budget:
 			why = append(why, fmt.Sprintf("past the diff cap of %d bytes a skill", MaxKeptSkill))
 		default:
-			bs, err := r.o.verified(ctx, r.t, r.fd, f)
+			bs, err := r.fd.verified(ctx, f)
 			if err != nil {
 				why = append(why, "not fetched: "+err.Error())
 				break
@@ -587,19 +588,21 @@ func whole(name string, b []byte) (string, int) {
 // verified is the verified bytes of one file of fd's skill: through the
 // tree's node when the skill is placed, else checked against its entry
 // alone (as ShowSkillMD does).
-func (o *branch) verified(ctx context.Context, t *tree, fd found, f *verify.File) ([]byte, error) {
+func (fd found) verified(ctx context.Context, f *verify.File) ([]byte, error) {
 	p := f.URI.Path()
-	n := t.nodes[p]
+	n := fd.t.nodes[p]
 	if !fd.placed || n == nil || n.isDir() || n.file.f.Resource == nil || *n.file.f.Resource != *f.Resource {
-		n = o.detachedNode(fd.sn, f)
+		n = detachedNode(fd.o.cfg.Label, fd.sn, f)
 	}
-	b, _, err := o.rd.load(ctx, n)
+	b, _, err := fd.o.rd.load(ctx, n)
 	return b, err
 }
 
-func (o *branch) pathOf(uri string) string {
+// pathOf is the mount path of a file URI of the origin with label, or the
+// URI itself when it does not parse.
+func pathOf(label, uri string) string {
 	if u, err := verify.ParseURI(uri); err == nil {
-		return joinPath(o.cfg.Label, u.Path())
+		return joinPath(label, u.Path())
 	}
 	return uri
 }
