@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -92,6 +93,63 @@ const MaxFuncLines = 80
 // TestNoLongFunctions: no function or method of a product package, tests
 // aside, is longer than MaxFuncLines.
 func TestNoLongFunctions(t *testing.T) {
+	eachProductFile(t, func(p, file string, fset *token.FileSet, f *ast.File) {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; n > MaxFuncLines {
+				t.Errorf("%s/%s: %s is %d lines, more than %d: split it along its steps", p, filepath.Base(file), fd.Name.Name, n, MaxFuncLines)
+			}
+		}
+	})
+}
+
+// MaxMethods bounds the methods declared on one type of the product (the
+// packages of layers), tests aside: a type with more does more than one
+// thing and should give a concern to a type of its own.
+const MaxMethods = 15
+
+// TestNoBigTypes: no type of a product package declares more than
+// MaxMethods methods, pointer and value receivers counted together.
+func TestNoBigTypes(t *testing.T) {
+	methods := map[string]int{} // "package.Type"
+	eachProductFile(t, func(p, _ string, _ *token.FileSet, f *ast.File) {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil {
+				methods[p+"."+receiverType(fd.Recv.List[0].Type)]++
+			}
+		}
+	})
+	for _, typ := range slices.Sorted(maps.Keys(methods)) {
+		if n := methods[typ]; n > MaxMethods {
+			t.Errorf("%s has %d methods, more than %d: give one of its concerns a type of its own", typ, n, MaxMethods)
+		}
+	}
+}
+
+// receiverType names a receiver's type: T for T, *T, T[P] and *T[P].
+func receiverType(e ast.Expr) string {
+	if s, ok := e.(*ast.StarExpr); ok {
+		e = s.X
+	}
+	switch x := e.(type) {
+	case *ast.IndexExpr:
+		e = x.X
+	case *ast.IndexListExpr:
+		e = x.X
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		return id.Name
+	}
+	return "?"
+}
+
+// eachProductFile parses every non-test Go file of the packages of layers
+// and hands it to fn with its package's path.
+func eachProductFile(t *testing.T, fn func(p, file string, fset *token.FileSet, f *ast.File)) {
+	t.Helper()
 	root := filepath.Join("..", "..")
 	fset := token.NewFileSet()
 	for _, ps := range layers {
@@ -108,15 +166,7 @@ func TestNoLongFunctions(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, d := range f.Decls {
-					fd, ok := d.(*ast.FuncDecl)
-					if !ok {
-						continue
-					}
-					if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; n > MaxFuncLines {
-						t.Errorf("%s/%s: %s is %d lines, more than %d: split it along its steps", p, filepath.Base(file), fd.Name.Name, n, MaxFuncLines)
-					}
-				}
+				fn(p, file, fset, f)
 			}
 		}
 	}
