@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -77,43 +78,106 @@ func (o *Session) read(ctx context.Context, uri string, cap int64) ([]byte, erro
 	defer cancel()
 	o.reads.Add(1)
 	lctx := transport.WithResponseLimit(cctx, readLimit(cap, maxFrame(o.limits.MaxFileSize)))
+	// The transport decodes the file's string itself, into strings
+	// (transport.WithContents), and go-sdk decodes the rest.
+	var strs transport.Contents
+	lctx = transport.WithContents(lctx, &strs)
 	// The server's own spelling, as its entry listed it: a server may match
 	// URIs as exact strings (go-sdk's resource table does), so a host that
 	// sent its canonical form instead would miss a file listed as %2A where
 	// the canonical form has "*". The answer is matched canonically.
+	unlock := o.reading.lock(uri)
 	res, err := l.cs.ReadResource(lctx, &mcp.ReadResourceParams{URI: uri})
+	items, taken := strs.Items()
+	if err == nil {
+		if taken {
+			// What go-sdk cached has "" for the file: gone before another
+			// read of the URI can ask go-sdk for it (the lock), whatever
+			// ttlMs the server gave (go-sdk's cache holds this very result,
+			// and drops one whose ttlMs is 0 when it is looked up).
+			res.TTLMs = 0
+			evict(l.cs, uri)
+		} else {
+			evictLater(l.cs, uri, res)
+		}
+	}
+	unlock()
 	if err != nil {
 		return nil, o.board.lost(l, classify(err))
 	}
-	evictLater(l.cs, uri, res)
-	var found *mcp.ResourceContents
-	for _, c := range res.Contents {
+	found := -1
+	for i, c := range res.Contents {
 		if c == nil {
 			continue
 		}
 		if u, err := verify.ParseURI(c.URI); err == nil && u.String() == want.String() {
-			if found != nil {
+			if found >= 0 {
 				return nil, fmt.Errorf("%w: two contents for the one URI", ErrMalformed)
 			}
-			found = c
+			found = i
 		}
 	}
-	if found == nil {
+	if found < 0 {
 		return nil, fmt.Errorf("%w: no contents for the URI asked for", ErrMalformed)
 	}
-	var b []byte
+	c := res.Contents[found]
+	text, blob, hasBlob := textBytes(c.Text), c.Blob, c.Blob != nil
+	if taken {
+		if len(items) != len(res.Contents) || items[found].URI != c.URI {
+			// Both decoded one message: this would be a bug, not the server.
+			return nil, fmt.Errorf("%w: the contents decoded twice do not agree", ErrMalformed)
+		}
+		it := items[found]
+		text, blob, hasBlob = it.Text, it.Blob, it.HasBlob
+	}
+	b := text
 	switch {
-	case found.Blob != nil && found.Text != "":
+	case hasBlob && len(text) > 0:
 		return nil, fmt.Errorf("%w: contents carry both text and blob", ErrMalformed)
-	case found.Blob != nil:
-		b = found.Blob
-	default:
-		b = textBytes(found.Text)
+	case hasBlob:
+		b = blob
 	}
 	if int64(len(b)) > cap {
 		return nil, fmt.Errorf("%w: %d bytes, more than the %d allowed", ErrTooLarge, len(b), cap)
 	}
 	return b, nil
+}
+
+// uriLocks holds one read of a URI at a time, so that no read finds in
+// go-sdk's cache what another read left there for the moment between its
+// answer and its eviction.
+type uriLocks struct {
+	mu sync.Mutex
+	m  map[string]*uriLock
+}
+
+type uriLock struct {
+	mu    sync.Mutex
+	users int
+}
+
+// lock waits for the URI's other reads and returns what lets the next in.
+func (t *uriLocks) lock(uri string) (unlock func()) {
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = map[string]*uriLock{}
+	}
+	l := t.m[uri]
+	if l == nil {
+		l = &uriLock{}
+		t.m[uri] = l
+	}
+	l.users++
+	t.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		t.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(t.m, uri)
+		}
+		t.mu.Unlock()
+	}
 }
 
 // textBytes returns the bytes of a text content without copying them:

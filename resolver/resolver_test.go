@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -291,5 +293,87 @@ func TestPinsAreConfirmed(t *testing.T) {
 	}
 	if len(rejected) != 1 || !strings.Contains(rejected[0], "missing") {
 		t.Errorf("rejected: %v", rejected)
+	}
+}
+
+// ttlConn is the server's end of a pipe that marks every resources/read
+// result cacheable for a minute, as a server may: go-sdk then keeps the
+// result for the URI and answers a later read of it from its cache.
+type ttlConn struct {
+	net.Conn
+	reads *atomic.Int64 // results the server sent
+}
+
+func (c ttlConn) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(`"contents":[`)) {
+		c.reads.Add(1)
+		q := bytes.ReplaceAll(p, []byte(`"ttlMs":0`), []byte(`"ttlMs":60000`))
+		if !bytes.Contains(q, []byte(`"ttlMs":60000`)) {
+			q = bytes.Replace(q, []byte(`"contents":[`), []byte(`"ttlMs":60000,"contents":[`), 1)
+		}
+		if _, err := c.Conn.Write(q); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+// The transport takes a file's text out of the message go-sdk decodes,
+// and go-sdk caches what it decoded: a read after another, or beside it,
+// of a URI the server says may be cached must still get the file, not the
+// "" left in go-sdk's cache.
+func TestFetchAgainOfACacheableURI(t *testing.T) {
+	r := &rig{dir: writeFiles(t, files), catalog: make(chan *Catalog, 8)}
+	var served atomic.Int64
+	srv, err := skillserver.New(r.dir, skillserver.Options{PollInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	oc := config.Origin{Label: "t", Kind: config.Stdio, Command: "x", Limits: config.DefaultLimits()}
+	r.o = New(Options{
+		Origin: oc,
+		Dial: func(context.Context) (io.ReadWriteCloser, error) {
+			c, s := net.Pipe()
+			go func() { srv.ServeConn(ctx, ttlConn{s, &served}); s.Close() }()
+			return c, nil
+		},
+		OnCatalog: func(c *Catalog) { r.catalog <- c },
+	})
+	var wg sync.WaitGroup
+	wg.Go(func() { r.o.Run(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	c := r.next(t)
+	var big skill.Resource
+	for _, s := range c.Skills {
+		if res, ok := s.Entry.Resource("skill://a/big.txt"); ok {
+			big = res
+		}
+	}
+	for range 3 {
+		b, err := r.o.Fetch(context.Background(), big)
+		if err != nil || verify.CheckContent(big, b) != nil {
+			t.Fatalf("fetch again: %d bytes, %v", len(b), err)
+		}
+	}
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			b, err := r.o.Fetch(context.Background(), big)
+			if err == nil {
+				err = verify.CheckContent(big, b)
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent fetch: %v", err)
+		}
+	}
+	if n := served.Load(); n != 11 {
+		t.Errorf("the server answered %d reads, want 11: each fetch asks it", n)
 	}
 }

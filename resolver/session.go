@@ -116,6 +116,8 @@ type Session struct {
 	// reads need.
 	keepBudget *budget
 	reads      atomic.Int64 // resources/read requests sent (Status.Reads)
+	// reading holds one read of a URI at a time (fetch.go).
+	reading uriLocks
 	// now and sleep are time.Now and a context-aware sleep; tests replace
 	// them.
 	now   func() time.Time

@@ -18,6 +18,13 @@
 // that id. The limit counts the raw bytes of the JSON-RPC message (the line
 // without its newline, the SSE event's data, the HTTP JSON body).
 //
+// A third thing a call's context may carry: [WithContents] has the
+// transport decode the text and blob strings of a resources/read result
+// itself, once, from the frame it holds anyway, and hand go-sdk the message
+// with "" in their place (contents.go). A message it does not follow
+// exactly goes to go-sdk as it came. A plain application/json body is
+// always left to go-sdk.
+//
 // The transports:
 //
 //   - [Command] runs a stdio server in its own process group and speaks

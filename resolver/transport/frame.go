@@ -119,8 +119,9 @@ const (
 // "result" came before its "id" was bounded by max until the id appeared,
 // and is checked against its own limit as soon as it did.)
 func (f *frame) finish() (data []byte, v verdict) {
+	var sink *Contents
 	if f.limits != nil && f.idOK && !f.sc.method {
-		f.limits.take(f.id)
+		sink = f.limits.take(f.id)
 	}
 	raw, answerable := f.sc.usableID()
 	if answerable {
@@ -135,6 +136,8 @@ func (f *frame) finish() (data []byte, v verdict) {
 		return nil, dropBad
 	case f.over:
 		return nil, dropLong
+	case sink != nil && f.sc.response:
+		return takeContents(f.buf, sink), deliver
 	}
 	return f.buf, deliver
 }

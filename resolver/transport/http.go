@@ -217,9 +217,11 @@ func (rt *roundTripper) peek(r *http.Request) (*httpCall, error) {
 	call := &httpCall{rawID: sc.id, id: id, limit: rt.max}
 	if l, ok := responseLimit(r.Context()); ok && l < rt.max {
 		call.limit = l
-		// For the legacy SSE transport the response comes on the GET
-		// stream, whose filter finds the limit here.
-		rt.limits.add(r.Context(), id, l)
+	}
+	if sink := contentsOf(r.Context()); call.limit < rt.max || sink != nil {
+		// The event stream's filter finds the limit and the sink here,
+		// on the POST's own response or (legacy SSE) the GET stream.
+		rt.limits.add(r.Context(), id, call.limit, sink)
 	}
 	return call, nil
 }

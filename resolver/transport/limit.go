@@ -121,7 +121,8 @@ func parseID(raw []byte) (jsonrpc.ID, bool) {
 	return id, true
 }
 
-// limitTable maps the ids of calls in flight to the limit their caller set.
+// limitTable maps the ids of calls in flight to the limit their caller set,
+// and the Contents their responses' strings are decoded into, if any.
 // An entry lives from the write of the call until its response is seen or
 // the call's context ends, whichever comes first.
 type limitTable struct {
@@ -131,12 +132,14 @@ type limitTable struct {
 
 type limitEntry struct {
 	limit int64
+	sink  *Contents
 	stop  func() bool
 }
 
-// add records limit for id until the response arrives or ctx ends.
-func (t *limitTable) add(ctx context.Context, id jsonrpc.ID, limit int64) {
-	e := &limitEntry{limit: limit}
+// add records limit and sink (nil: none) for id until the response arrives
+// or ctx ends.
+func (t *limitTable) add(ctx context.Context, id jsonrpc.ID, limit int64, sink *Contents) {
+	e := &limitEntry{limit: limit, sink: sink}
 	t.mu.Lock()
 	if t.m == nil {
 		t.m = make(map[jsonrpc.ID]*limitEntry)
@@ -162,14 +165,18 @@ func (t *limitTable) get(id jsonrpc.ID) (int64, bool) {
 	return e.limit, true
 }
 
-// take forgets id: its response has been seen.
-func (t *limitTable) take(id jsonrpc.ID) {
+// take forgets id, its response having been seen, and returns the Contents
+// its call registered.
+func (t *limitTable) take(id jsonrpc.ID) *Contents {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if e, ok := t.m[id]; ok {
-		e.stop()
-		delete(t.m, id)
+	e, ok := t.m[id]
+	if !ok {
+		return nil
 	}
+	e.stop()
+	delete(t.m, id)
+	return e.sink
 }
 
 func (t *limitTable) remove(id jsonrpc.ID, e *limitEntry) {

@@ -111,7 +111,7 @@ func TestSSEFilter(t *testing.T) {
 			log, rec := newTestLog(t, "dropped")
 			limits := &limitTable{}
 			for id, l := range tt.limits {
-				limits.add(context.Background(), intID(id), l)
+				limits.add(context.Background(), intID(id), l, nil)
 			}
 			if got := filterSSE(t, tt.in, 1000, limits, log); got != tt.want {
 				t.Errorf("filtered\n%q\nwant\n%q", got, tt.want)

@@ -124,8 +124,14 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	// The limit must be in place before the server can possibly answer.
 	req, isCall := msg.(*jsonrpc.Request)
 	isCall = isCall && req.IsCall()
-	if l, ok := responseLimit(ctx); ok && isCall && l < c.max {
-		c.limits.add(ctx, req.ID, l)
+	if isCall {
+		l, ok := responseLimit(ctx)
+		if !ok || l > c.max {
+			l = c.max
+		}
+		if sink := contentsOf(ctx); l < c.max || sink != nil {
+			c.limits.add(ctx, req.ID, l, sink)
+		}
 	}
 	c.writeMu.Lock()
 	_, err = c.w.Write(data)
