@@ -500,6 +500,7 @@ func (s *scenario) warm(ctx context.Context) {
 		})
 
 	s.workloads(ctx, reps)
+	s.xattrsOff(ctx, reps)
 	s.readers(ctx, smallSample)
 	if s.tree.Skills <= s.b.opts.CountSize {
 		s.b.log.Info("request counts", "op", "counts")

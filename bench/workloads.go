@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -28,6 +30,9 @@ type workload struct {
 	// Compare: the output is checked against tmpfs's (sorted, the root
 	// replaced); tools whose output holds times or block counts are not.
 	Compare bool
+	// Mount, when set, says which other mount than the scenario's the
+	// walk runs over, for the row's name.
+	Mount string
 }
 
 // workloads are the walks issue 21 names, in its order.
@@ -101,10 +106,57 @@ func (s *scenario) workloads(ctx context.Context, reps int) {
 	}
 }
 
+// xattrsOffWalk is `ls -lR` over a mount with --xattrs off: the other
+// xattr policy (issue 41 item 1), whose ENOSYS makes the kernel stop
+// forwarding the getxattr `ls -l` asks of every entry.
+var xattrsOffWalk = workload{Tool: "ls", Args: []string{"-lR", "ROOT"}, Limit: 2, Mount: "mount with --xattrs off"}
+
+// xattrsOff mounts the scenario's server a second time, with --xattrs off
+// and a cache of its own, and times xattrsOffWalk over it against tmpfs,
+// both ways, at each parallelism.
+func (s *scenario) xattrsOff(ctx context.Context, reps int) {
+	mnt := filepath.Join(s.dir, "mnt-xattrs-off")
+	fail := func(err error) {
+		r := s.row(fmt.Sprintf("warm `%s`, %s", xattrsOffWalk, xattrsOffWalk.Mount), KindTime)
+		r.Err = err.Error()
+		s.rows = append(s.rows, r)
+	}
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		fail(err)
+		return
+	}
+	m, _, err := startMount(ctx, s.b.cl, s.b.bin, s.cfg, filepath.Join(s.dir, "cache-xattrs-off"), mnt, s.log, "--xattrs", "off")
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer func() {
+		if err := m.Stop(); err != nil {
+			s.note("%v", err)
+		}
+	}()
+	// The flag in force: the kernel has been told ENOSYS, and answers
+	// EOPNOTSUPP for every name itself.
+	var buf [64]byte
+	if _, err := syscall.Getxattr(filepath.Join(mnt, label), absentXattr, buf[:]); !errors.Is(err, syscall.EOPNOTSUPP) {
+		fail(fmt.Errorf("getxattr on the --xattrs off mount: %v, want EOPNOTSUPP", err))
+		return
+	}
+	for _, mode := range walkModes {
+		for _, p := range s.walkers() {
+			s.workload(ctx, xattrsOffWalk, mode, p, filepath.Join(mnt, label), reps)
+		}
+	}
+}
+
 // workload times p walkers running w at once, over the mount and over
 // tmpfs.
 func (s *scenario) workload(ctx context.Context, w workload, m walkMode, p int, mroot string, reps int) {
-	r := s.row(atParallelism(fmt.Sprintf("warm `%s`, %s", w, m.Name), p), KindTime)
+	name := fmt.Sprintf("warm `%s`, %s", w, m.Name)
+	if w.Mount != "" {
+		name += ", " + w.Mount
+	}
+	r := s.row(atParallelism(name, p), KindTime)
 	r.Baseline = "tmpfs"
 	r.Target = Target{Op: RatioAtMost, Limit: w.Limit}
 	r.N = reps
